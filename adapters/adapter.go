@@ -1,0 +1,202 @@
+// Package adapters defines the contract between refill's runner and a
+// warehouse. Each subpackage (duckdb, clickhouse, snowflake) implements it
+// with one driver; the runner only ever sees this interface.
+//
+// The contract in one paragraph: the runner asks an adapter to Stage a
+// rendered query into a fresh staging table, inspects the stage with Query
+// (verification and audits), then asks it to Publish one or more stages.
+// Publish replaces exactly the stage's Window of the target table with the
+// staged rows and writes the partitions' ledger records, atomically where
+// the warehouse allows (see Info.Guarantee). Everything an adapter renders
+// comes from its Dialect, which does no I/O.
+package adapters
+
+import (
+	"context"
+	"time"
+
+	"github.com/refill/refill/models"
+)
+
+// Adapter is a connection to one warehouse target. Methods may be called
+// concurrently; an adapter serializes internally whatever its warehouse
+// cannot do in parallel (DuckDB's swaps, ClickHouse's swaps per table).
+type Adapter interface {
+	// Dialect returns the warehouse's SQL dialect.
+	Dialect() models.Dialect
+	// Info describes the adapter's capabilities and guarantees.
+	Info() Info
+
+	// Stage runs req.Query into a new staging table and returns it. A
+	// failed Stage leaves no staging table behind and never touches the
+	// target.
+	Stage(ctx context.Context, req StageRequest) (*Stage, error)
+	// Query runs a read-only query (verification, audits, watermarks) and
+	// returns its rows with values normalized as described on Result.
+	Query(ctx context.Context, query string, tag Tag) (*Result, error)
+	// Publish replaces, for each swap, the rows of the target table inside
+	// the stage's Window with the staged rows, creating the target from the
+	// stage's schema if it does not exist, and writes each swap's ledger
+	// records. With Info.MultiTable, all swaps commit together or not at all;
+	// otherwise Publish accepts swaps of one target table only. On error the
+	// targets and the ledger are as they were, except as Info.Guarantee
+	// states. Publish must be idempotent: publishing the same stage twice
+	// leaves the same rows.
+	Publish(ctx context.Context, swaps []Swap) error
+	// DropStage drops a staging table; dropping one already gone succeeds.
+	DropStage(ctx context.Context, s *Stage) error
+	// CleanStages drops staging tables that earlier runs left for target
+	// (because they crashed). Callers hold target's lease.
+	CleanStages(ctx context.Context, target models.Relation) error
+	// LoadSeed replaces table with the seed's rows, atomically where the
+	// warehouse allows.
+	LoadSeed(ctx context.Context, seed *models.Seed, table models.Relation) error
+	// Transient reports whether err is worth retrying: lost connections,
+	// timeouts, transaction conflicts, overload. SQL errors are not.
+	Transient(err error) bool
+
+	Ledger
+
+	// Close releases the connection.
+	Close() error
+}
+
+// Info describes what an adapter can do and what it guarantees.
+type Info struct {
+	Name string // duckdb, clickhouse, snowflake
+	// Guarantee says, in a sentence, what a failure or crash at any moment
+	// of a swap leaves behind. plan prints it.
+	Guarantee string
+	// MultiTable is true when Publish can commit swaps of several tables in
+	// one transaction (--publish together).
+	MultiTable bool
+	// DefaultConcurrency is how many partitions to compute at once unless
+	// the user says otherwise.
+	DefaultConcurrency int
+}
+
+// Tag identifies the work a statement does, for warehouses that can label
+// queries (ClickHouse query_id, Snowflake QUERY_TAG).
+type Tag struct {
+	RunID     string
+	Model     string
+	Partition string // a key, or "first..last" for a batch
+	Step      string // stage, verify, audit, publish, ledger
+}
+
+// StageRequest asks for one staging table.
+type StageRequest struct {
+	Model  *models.Model
+	Target models.Relation // the model's table, schema resolved
+	Query  string          // the rendered SELECT
+	Window Window          // the rows the stage will replace
+	Tag    Tag
+}
+
+// Stage is a staging table holding one computed window.
+type Stage struct {
+	Relation models.Relation // where the staged rows are
+	Target   models.Relation
+	Model    *models.Model
+	Window   Window
+	Tag      Tag
+	// State is the adapter's own bookkeeping for this stage.
+	State any
+}
+
+// Swap is one stage to publish, with the ledger records to write with it.
+type Swap struct {
+	Stage   *Stage
+	Records []Record
+}
+
+// Result is the rows of a Query. Values are nil, bool, int64, uint64 (only
+// beyond int64's range), float64, string or time.Time (UTC).
+type Result struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// Window selects the rows of a table that a publication replaces: a
+// half-open time range of the partition column, a list of its values, or
+// the whole table.
+type Window struct {
+	Column string // the partition column; empty for the whole table
+	// A time window, in UTC. Timestamp selects TIMESTAMP literals rather
+	// than DATE; Location is the zone whose calendar dates DATE literals use.
+	Start, End time.Time
+	Timestamp  bool
+	Location   *time.Location
+	// A list window.
+	Values []any
+}
+
+// Whole reports whether w is a whole-table window.
+func (w Window) Whole() bool { return w.Column == "" }
+
+// Bounds renders the window's bounds as literals of d.
+func (w Window) Bounds(d models.Dialect) (start, end string) {
+	if w.Timestamp {
+		return d.Timestamp(w.Start), d.Timestamp(w.End)
+	}
+	loc := w.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	return d.Date(w.Start.In(loc)), d.Date(w.End.In(loc))
+}
+
+// Predicate renders the condition that selects the window's rows. A whole
+// table window renders as 1 = 1.
+func (w Window) Predicate(d models.Dialect) string {
+	col := d.QuoteIdent(w.Column)
+	switch {
+	case w.Whole():
+		return "1 = 1"
+	case w.Values != nil:
+		list, err := models.Literal(d, w.Values)
+		if err != nil {
+			panic(err) // values were validated when the model loaded
+		}
+		return col + " IN " + list
+	}
+	start, end := w.Bounds(d)
+	return col + " >= " + start + " AND " + col + " < " + end
+}
+
+// ModelWindow returns the window of model m covering parts, which must be
+// consecutive partitions of m.
+func ModelWindow(m *models.Model, parts []models.Partition) Window {
+	switch m.Kind() {
+	case models.TimePartitioned:
+		return Window{Column: m.Config.PartitionBy, Start: parts[0].Start, End: parts[len(parts)-1].End,
+			Timestamp: m.Config.TimestampWindow, Location: m.Config.Location}
+	case models.ListPartitioned:
+		values := make([]any, len(parts))
+		for i, p := range parts {
+			values[i] = p.Value
+		}
+		return Window{Column: m.Config.PartitionBy, Values: values}
+	}
+	return Window{}
+}
+
+// StagePrefix is how staging tables for target are named, so CleanStages
+// can find them after a crash: schema__table__ and a unique suffix.
+func StagePrefix(target models.Relation) string {
+	schema := target.Schema
+	if target.Database != "" {
+		schema = target.Database + "_" + schema
+	}
+	return schema + "__" + target.Name + "__"
+}
+
+// Overlayer is implemented by adapters that can publish several tables
+// together. Overlay creates a view of target as it will read once stages
+// are published: its rows outside the stages' windows plus the staged rows.
+// Downstream models of the same run read upstream models through it.
+type Overlayer interface {
+	Overlay(ctx context.Context, target models.Relation, stages []*Stage) (models.Relation, error)
+	// DropOverlay drops a view Overlay created; dropping one gone succeeds.
+	DropOverlay(ctx context.Context, view models.Relation) error
+}

@@ -1,0 +1,209 @@
+package duckdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Config says which database to open and how.
+type Config struct {
+	// Path is the database file; empty means an in-memory database.
+	Path string
+	// ReadOnly opens the file without taking DuckDB's write lock, for plan
+	// and status. A read-only open of a file that does not exist yet
+	// behaves as an empty warehouse and creates nothing.
+	ReadOnly bool
+	// Schema is the default schema for top-level models (default main).
+	Schema string
+	// LedgerSchema and StageSchema default to refill and refill_stage.
+	LedgerSchema string
+	StageSchema  string
+	// Holder describes this process in the lock note that lets a second
+	// process name who holds the file, e.g. "refill run".
+	Holder string
+	// Log, when set, receives every statement before it runs.
+	Log func(sql string)
+}
+
+// Adapter is a DuckDB database opened by refill.
+type Adapter struct {
+	db     *sql.DB
+	cfg    Config
+	d      Dialect
+	holder *holderNote
+
+	// swap serializes Publish: DuckDB aborts concurrent transactions that
+	// delete the same rows, and a ledger table is shared by every swap.
+	swap sync.Mutex
+	// schemas remembers the schemas known to exist; creating one races
+	// with concurrent DDL, so it happens under schemaMu.
+	schemaMu sync.Mutex
+	schemas  map[string]bool
+	seq     atomic.Int64
+	suffix  string
+}
+
+var _ adapters.Adapter = (*Adapter)(nil)
+
+// Open opens (and for writing, creates) the database in cfg.Path. When
+// another process holds the file it returns an *adapters.LockedError naming
+// that process.
+func Open(ctx context.Context, cfg Config) (*Adapter, error) {
+	if cfg.Schema == "" {
+		cfg.Schema = "main"
+	}
+	if cfg.LedgerSchema == "" {
+		cfg.LedgerSchema = "refill"
+	}
+	if cfg.StageSchema == "" {
+		cfg.StageSchema = "refill_stage"
+	}
+	dsn := cfg.Path
+	if cfg.ReadOnly && cfg.Path != "" {
+		if _, err := os.Stat(cfg.Path); errors.Is(err, os.ErrNotExist) {
+			dsn = "" // nothing to read yet: an empty in-memory database
+		} else {
+			dsn = cfg.Path + "?access_mode=READ_ONLY"
+		}
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, openError(cfg.Path, err)
+	}
+	db := sql.OpenDB(connector)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, openError(cfg.Path, err)
+	}
+	b := make([]byte, 3)
+	rand.Read(b)
+	a := &Adapter{db: db, cfg: cfg, suffix: hex.EncodeToString(b)}
+	if !cfg.ReadOnly && cfg.Path != "" {
+		a.holder = writeHolderNote(cfg.Path, cfg.Holder)
+	}
+	return a, nil
+}
+
+// openError turns DuckDB's lock conflict into an *adapters.LockedError.
+func openError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "Could not set lock on file") || strings.Contains(msg, "Conflicting lock") {
+		return &adapters.LockedError{What: path, Holder: describeHolder(path, msg), Err: err}
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
+// Dialect returns DuckDB's dialect.
+func (a *Adapter) Dialect() models.Dialect { return a.d }
+
+// Info describes DuckDB's guarantees.
+func (a *Adapter) Info() adapters.Info { return Capabilities() }
+
+// Capabilities describes what the adapter guarantees, without a connection.
+func Capabilities() adapters.Info {
+	return adapters.Info{
+		Name:               "duckdb",
+		Guarantee:          "atomic: each swap is one transaction (delete window, insert from stage, ledger rows); a crash leaves every partition entirely old or entirely new",
+		MultiTable:         true,
+		DefaultConcurrency: 2,
+	}
+}
+
+// DB returns the underlying database, for tests and benchmarks.
+func (a *Adapter) DB() *sql.DB { return a.db }
+
+// Close closes the database and removes the lock note.
+func (a *Adapter) Close() error {
+	a.holder.remove()
+	return a.db.Close()
+}
+
+// Transient reports whether err is a transaction conflict or a lost
+// connection, which a retry may get past.
+func (a *Adapter) Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if adapters.IsTransient(err) {
+		return true
+	}
+	var de *duckdb.Error
+	if errors.As(err, &de) {
+		switch de.Type {
+		case duckdb.ErrorTypeTransaction, duckdb.ErrorTypeConnection, duckdb.ErrorTypeNetwork, duckdb.ErrorTypeHTTP:
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Conflict on tuple deletion") || strings.Contains(msg, "write-write conflict") ||
+		strings.Contains(msg, "TransactionContext Error")
+}
+
+// exec runs statements in order in one transaction and commits only if
+// every one succeeded. duckdb-go may report a nil Commit after a failed
+// statement without committing anything, so errors are tracked here.
+func (a *Adapter) exec(ctx context.Context, stmts ...string) error {
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		a.log(s)
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// ensureSchema creates schema once per adapter.
+func (a *Adapter) ensureSchema(ctx context.Context, schema string) error {
+	a.schemaMu.Lock()
+	defer a.schemaMu.Unlock()
+	if a.schemas[schema] {
+		return nil
+	}
+	if err := a.run(ctx, "CREATE SCHEMA IF NOT EXISTS "+a.d.QuoteIdent(schema)); err != nil {
+		return err
+	}
+	if a.schemas == nil {
+		a.schemas = map[string]bool{}
+	}
+	a.schemas[schema] = true
+	return nil
+}
+
+func (a *Adapter) tableExists(ctx context.Context, r models.Relation) (bool, error) {
+	var n int
+	err := a.db.QueryRowContext(ctx,
+		"SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+		r.Schema, r.Name).Scan(&n)
+	return n > 0, err
+}
+
+func (a *Adapter) log(sql string) {
+	if a.cfg.Log != nil {
+		a.cfg.Log(sql)
+	}
+}
+
+// run executes one statement outside a transaction.
+func (a *Adapter) run(ctx context.Context, sql string) error {
+	a.log(sql)
+	_, err := a.db.ExecContext(ctx, sql)
+	return err
+}

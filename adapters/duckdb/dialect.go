@@ -1,0 +1,80 @@
+// Package duckdb is refill's adapter for DuckDB, the embedded default. It
+// uses github.com/duckdb/duckdb-go/v2. Every swap is one DuckDB transaction:
+// the window's delete, the insert from the stage and the ledger rows commit
+// together or not at all.
+package duckdb
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/models"
+)
+
+// Dialect renders DuckDB SQL. It needs no connection.
+type Dialect struct{}
+
+var _ models.Dialect = Dialect{}
+
+// Name returns "duckdb".
+func (Dialect) Name() string { return "duckdb" }
+
+// QuoteIdent double-quotes name. DuckDB identifiers are case-insensitive.
+func (Dialect) QuoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// QuoteString single-quotes s; DuckDB strings have no backslash escapes.
+func (Dialect) QuoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// Date renders DATE 'YYYY-MM-DD'.
+func (Dialect) Date(t time.Time) string { return "DATE '" + t.Format("2006-01-02") + "'" }
+
+// Timestamp renders TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.ffffff]' in UTC.
+func (Dialect) Timestamp(t time.Time) string {
+	return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "'"
+}
+
+// Bool renders TRUE or FALSE.
+func (Dialect) Bool(b bool) string {
+	if b {
+		return "TRUE"
+	}
+	return "FALSE"
+}
+
+// DateTrunc renders date_trunc('unit', expr); DuckDB returns a TIMESTAMP.
+func (Dialect) DateTrunc(unit models.Grain, expr string) string {
+	return fmt.Sprintf("date_trunc('%s', %s)", unit, expr)
+}
+
+// DateAdd renders expr + INTERVAL (n) unit.
+func (Dialect) DateAdd(expr string, n int, unit models.Grain) string {
+	return fmt.Sprintf("(%s + INTERVAL (%d) %s)", expr, n, strings.ToUpper(unit.String()))
+}
+
+// CastDate renders CAST(expr AS DATE).
+func (Dialect) CastDate(expr string) string { return "CAST(" + expr + " AS DATE)" }
+
+// CastString renders CAST(expr AS VARCHAR).
+func (Dialect) CastString(expr string) string { return "CAST(" + expr + " AS VARCHAR)" }
+
+// ColumnType maps a portable column type to DuckDB's.
+func (Dialect) ColumnType(t models.ColumnType) string {
+	switch t {
+	case models.TypeBool:
+		return "BOOLEAN"
+	case models.TypeInt:
+		return "BIGINT"
+	case models.TypeFloat:
+		return "DOUBLE"
+	case models.TypeDate:
+		return "DATE"
+	case models.TypeTimestamp:
+		return "TIMESTAMP"
+	}
+	return "VARCHAR"
+}

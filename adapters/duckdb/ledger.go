@@ -1,0 +1,152 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+func (a *Adapter) ledgerTable(name string) string {
+	return models.Relation{Schema: a.cfg.LedgerSchema, Name: name}.Quote(a.d)
+}
+
+// LedgerStatements renders the DDL that creates the ledger.
+func LedgerStatements(d Dialect, schema string) []string {
+	create := func(name string, cols []adapters.Column) string {
+		defs := make([]string, len(cols))
+		for i, c := range cols {
+			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
+			if c.NotNull {
+				defs[i] += " NOT NULL"
+			}
+		}
+		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)",
+			models.Relation{Schema: schema, Name: name}.Quote(d), strings.Join(defs, ",\n  "))
+	}
+	return []string{
+		"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(schema),
+		create(adapters.PartitionsTable, adapters.PartitionColumns),
+		create(adapters.RunsTable, adapters.RunColumns),
+		create(adapters.LeasesTable, adapters.LeaseColumns),
+	}
+}
+
+// SetupLedger creates the ledger schema and tables if missing.
+func (a *Adapter) SetupLedger(ctx context.Context) error {
+	return a.exec(ctx, LedgerStatements(a.d, a.cfg.LedgerSchema)...)
+}
+
+func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
+	return a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.PartitionsTable})
+}
+
+// Partitions returns the records of the named models.
+func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Record, error) {
+	if ok, err := a.ledgerExists(ctx); err != nil || !ok || len(names) == 0 {
+		return nil, err
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = a.d.QuoteString(n)
+	}
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE model IN (%s) ORDER BY model, window_start, partition_key",
+		adapters.ColumnNames(a.d, adapters.PartitionColumns), a.ledgerTable(adapters.PartitionsTable), strings.Join(quoted, ", ")), adapters.Tag{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]adapters.Record, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := adapters.RecordFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RecordPartitions replaces the records of records' partitions.
+func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Record) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.exec(ctx, recordStatements(a.d, a.cfg.LedgerSchema, records)...)
+}
+
+// SaveRun inserts or replaces run's record.
+func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	t := a.ledgerTable(adapters.RunsTable)
+	return a.exec(ctx,
+		fmt.Sprintf("DELETE FROM %s WHERE run_id = %s", t, a.d.QuoteString(run.ID)),
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(a.d, adapters.RunColumns),
+			strings.Join(adapters.RunValues(a.d, run), ", ")))
+}
+
+// LoadRun returns the run with id.
+func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error) {
+	if ok, err := a.ledgerExists(ctx); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
+	}
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE run_id = %s",
+		adapters.ColumnNames(a.d, adapters.RunColumns), a.ledgerTable(adapters.RunsTable), a.d.QuoteString(id)), adapters.Tag{})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("%w: %s", adapters.ErrRunNotFound, id)
+	}
+	return adapters.RunFromRow(res.Rows[0])
+}
+
+// AcquireLease takes l.Table for l.RunID. While refill holds the database
+// file, no other process can write it, so a lease held by another process
+// is left over from one that died, and is taken over.
+func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	t := a.ledgerTable(adapters.LeasesTable)
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE table_name = %s",
+		adapters.ColumnNames(a.d, adapters.LeaseColumns), t, a.d.QuoteString(l.Table)), adapters.Tag{})
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Rows {
+		held, err := adapters.LeaseFromRow(row)
+		if err != nil {
+			return err
+		}
+		ours := held.RunID == l.RunID
+		sameProcess := held.PID == os.Getpid() && held.Host == l.Host
+		if !ours && sameProcess && held.ExpiresAt.After(l.AcquiredAt) {
+			return &adapters.LeaseHeldError{Held: held}
+		}
+	}
+	return a.exec(ctx,
+		fmt.Sprintf("DELETE FROM %s WHERE table_name = %s", t, a.d.QuoteString(l.Table)),
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(a.d, adapters.LeaseColumns),
+			strings.Join(adapters.LeaseValues(a.d, l), ", ")))
+}
+
+// RenewLeases extends runID's leases.
+func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires time.Time) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.run(ctx, fmt.Sprintf("UPDATE %s SET heartbeat_at = %s, expires_at = %s WHERE run_id = %s",
+		a.ledgerTable(adapters.LeasesTable), a.d.Timestamp(now), a.d.Timestamp(expires), a.d.QuoteString(runID)))
+}
+
+// ReleaseLeases drops runID's leases.
+func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.run(ctx, fmt.Sprintf("DELETE FROM %s WHERE run_id = %s",
+		a.ledgerTable(adapters.LeasesTable), a.d.QuoteString(runID)))
+}

@@ -1,0 +1,45 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+var _ adapters.Overlayer = (*Adapter)(nil)
+
+// Overlay creates a view of target with the stages' windows replaced by
+// their staged rows.
+func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []*adapters.Stage) (models.Relation, error) {
+	exists, err := a.tableExists(ctx, target)
+	if err != nil {
+		return models.Relation{}, err
+	}
+	view := models.Relation{Schema: a.cfg.StageSchema,
+		Name: fmt.Sprintf("%soverlay_%s_%d", adapters.StagePrefix(target), a.suffix, a.seq.Add(1))}
+	return view, a.run(ctx, OverlaySQL(a.d, view, target, exists, stages))
+}
+
+// OverlaySQL renders the CREATE VIEW of Overlay.
+func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage) string {
+	var parts []string
+	if targetExists {
+		keep := make([]string, len(stages))
+		for i, s := range stages {
+			keep[i] = "NOT (" + s.Window.Predicate(d) + ")"
+		}
+		parts = append(parts, fmt.Sprintf("SELECT * FROM %s WHERE %s", target.Quote(d), strings.Join(keep, " AND ")))
+	}
+	for _, s := range stages {
+		parts = append(parts, "SELECT * FROM "+s.Relation.Quote(d))
+	}
+	return fmt.Sprintf("CREATE VIEW %s AS\n%s", view.Quote(d), strings.Join(parts, "\nUNION ALL BY NAME\n"))
+}
+
+// DropOverlay drops a view made by Overlay.
+func (a *Adapter) DropOverlay(ctx context.Context, view models.Relation) error {
+	return a.run(ctx, "DROP VIEW IF EXISTS "+view.Quote(a.d))
+}

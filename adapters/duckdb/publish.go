@@ -1,0 +1,63 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Publish swaps every stage into its target in one transaction: for each,
+// create the target if missing, delete its window, insert the staged rows
+// and replace the partitions' ledger records. Swaps are serialized.
+func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.exec(ctx, PublishStatements(a.d, a.cfg.LedgerSchema, swaps)...)
+}
+
+// PublishStatements renders the statements of one Publish transaction.
+func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap) []string {
+	var stmts []string
+	for _, sw := range swaps {
+		st := sw.Stage
+		target, stage := st.Target.Quote(d), st.Relation.Quote(d)
+		if st.Target.Schema != "" {
+			stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+d.QuoteIdent(st.Target.Schema))
+		}
+		stmts = append(stmts,
+			fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s AS SELECT * FROM %s LIMIT 0", target, stage),
+			fmt.Sprintf("DELETE FROM %s WHERE %s", target, st.Window.Predicate(d)),
+			fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM %s", target, stage),
+		)
+		stmts = append(stmts, recordStatements(d, ledgerSchema, sw.Records)...)
+	}
+	return stmts
+}
+
+// recordStatements replaces the ledger records of records' partitions.
+func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record) []string {
+	if len(records) == 0 {
+		return nil
+	}
+	table := models.Relation{Schema: ledgerSchema, Name: adapters.PartitionsTable}.Quote(d)
+	byModel := map[string][]string{}
+	var order []string
+	rows := make([][]string, len(records))
+	for i, r := range records {
+		if _, ok := byModel[r.Model]; !ok {
+			order = append(order, r.Model)
+		}
+		byModel[r.Model] = append(byModel[r.Model], d.QuoteString(r.Partition))
+		rows[i] = adapters.RecordValues(d, r)
+	}
+	var stmts []string
+	for _, m := range order {
+		stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE model = %s AND partition_key IN (%s)",
+			table, d.QuoteString(m), strings.Join(byModel[m], ", ")))
+	}
+	return append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
+		adapters.ColumnNames(d, adapters.PartitionColumns), adapters.ValuesList(rows)))
+}

@@ -1,0 +1,72 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Stage creates a staging table from req.Query: CREATE TABLE ... AS, which
+// DuckDB runs atomically, so a failed stage leaves nothing behind.
+func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapters.Stage, error) {
+	if err := a.ensureSchema(ctx, a.cfg.StageSchema); err != nil {
+		return nil, err
+	}
+	rel := models.Relation{Schema: a.cfg.StageSchema,
+		Name: fmt.Sprintf("%s%s_%d", adapters.StagePrefix(req.Target), a.suffix, a.seq.Add(1))}
+	if err := a.run(ctx, createStageSQL(a.d, rel, req.Query)); err != nil {
+		return nil, err
+	}
+	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
+}
+
+func createStageSQL(d Dialect, stage models.Relation, query string) string {
+	return fmt.Sprintf("CREATE TABLE %s AS\n%s", stage.Quote(d), query)
+}
+
+// Query runs a read-only query.
+func (a *Adapter) Query(ctx context.Context, query string, _ adapters.Tag) (*adapters.Result, error) {
+	a.log(query)
+	rows, err := a.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return adapters.ScanRows(rows)
+}
+
+// DropStage drops a staging table if it exists.
+func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
+	return a.run(ctx, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
+}
+
+// CleanStages drops staging tables of target that crashed runs left.
+func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error {
+	rows, err := a.db.QueryContext(ctx,
+		"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND starts_with(table_name, ?) ORDER BY table_type DESC",
+		a.cfg.StageSchema, adapters.StagePrefix(target))
+	if err != nil {
+		return err
+	}
+	res, err := adapters.ScanRows(rows)
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Rows {
+		name, _ := row[0].(string)
+		if !strings.HasPrefix(name, adapters.StagePrefix(target)) {
+			continue
+		}
+		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}
+		kind := "TABLE"
+		if row[1] == "VIEW" {
+			kind = "VIEW"
+		}
+		if err := a.run(ctx, "DROP "+kind+" IF EXISTS "+rel.Quote(a.d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package adapters
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrRunNotFound is returned (wrapped) by Ledger.LoadRun for an unknown run.
+var ErrRunNotFound = errors.New("run not found")
+
+// ErrNotSupported is returned (wrapped) for a capability the warehouse lacks,
+// such as publishing several tables in one transaction on ClickHouse.
+var ErrNotSupported = errors.New("not supported by this adapter")
+
+// LeaseHeldError is returned by Ledger.AcquireLease when another run holds
+// the table.
+type LeaseHeldError struct {
+	Held Lease
+}
+
+func (e *LeaseHeldError) Error() string {
+	h := e.Held
+	return fmt.Sprintf("%s is being written by run %s (pid %d on %s, started %s, lease expires in %s)",
+		h.Table, h.RunID, h.PID, h.Host, h.AcquiredAt.UTC().Format(time.RFC3339),
+		time.Until(h.ExpiresAt).Round(time.Second))
+}
+
+// LockedError is returned when opening a target fails because another
+// process holds it (DuckDB allows one writing process per file).
+type LockedError struct {
+	What   string // the locked thing: a file, a table
+	Holder string // who holds it, as far as is known
+	Err    error
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%s is locked by %s", e.What, e.Holder)
+}
+
+func (e *LockedError) Unwrap() error { return e.Err }
+
+// TransientError marks an error as worth retrying. Adapters classify
+// warehouse errors through Adapter.Transient; this type lets wrappers (and
+// tests injecting faults) mark their own.
+type TransientError struct{ Err error }
+
+func (e *TransientError) Error() string { return e.Err.Error() }
+func (e *TransientError) Unwrap() error { return e.Err }
+
+// IsTransient reports whether err is marked with TransientError.
+func IsTransient(err error) bool {
+	var t *TransientError
+	return errors.As(err, &t)
+}

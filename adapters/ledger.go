@@ -1,0 +1,106 @@
+package adapters
+
+import (
+	"context"
+	"time"
+)
+
+// Ledger is the part of an adapter that keeps refill's records inside the
+// warehouse: one row per partition, one per run, one lease per target table.
+type Ledger interface {
+	// SetupLedger creates the ledger's schema and tables if they are
+	// missing. It is idempotent; read-only commands never call it.
+	SetupLedger(ctx context.Context) error
+	// Partitions returns the current record of every partition of the named
+	// models. A ledger that does not exist yet holds no records.
+	Partitions(ctx context.Context, models []string) ([]Record, error)
+	// RecordPartitions writes records outside a swap (failed partitions),
+	// replacing any earlier record of the same partition.
+	RecordPartitions(ctx context.Context, records []Record) error
+	// SaveRun inserts or replaces a run's record.
+	SaveRun(ctx context.Context, run *Run) error
+	// LoadRun returns the run with id, or an error wrapping ErrRunNotFound.
+	LoadRun(ctx context.Context, id string) (*Run, error)
+	// AcquireLease takes the lease on l.Table for l.RunID. It fails with a
+	// *LeaseHeldError when another run holds an unexpired lease.
+	AcquireLease(ctx context.Context, l Lease) error
+	// RenewLeases moves the expiry of every lease runID holds to expires.
+	RenewLeases(ctx context.Context, runID string, now, expires time.Time) error
+	// ReleaseLeases drops every lease runID holds.
+	ReleaseLeases(ctx context.Context, runID string) error
+}
+
+// State is a partition's state in the ledger.
+type State string
+
+// Ledger states. Missing and stale are not stored: they are derived by
+// comparing the ledger with the models.
+const (
+	StateDone   State = "done"
+	StateFailed State = "failed"
+)
+
+// Record is a partition's row in the ledger.
+type Record struct {
+	Model     string
+	Partition string
+	State     State
+	// Fingerprint identifies the statement and config of the last attempt;
+	// for a done partition, of the data in the table.
+	Fingerprint string
+	// Rows is the number of rows published; for a failed partition, the
+	// rows still in the table from its last success.
+	Rows     int64
+	RunID    string
+	Attempts int // attempts the last run made
+	// WindowStart and WindowEnd are the partition's window in UTC; zero
+	// for list and whole-table partitions.
+	WindowStart, WindowEnd time.Time
+	StartedAt, FinishedAt  time.Time // of the last attempt
+	// PublishedAt is when the data now in the table was published; zero if
+	// it never was. A downstream partition built before its upstream's
+	// PublishedAt is stale.
+	PublishedAt time.Time
+	Error       string // why the last attempt failed
+	Watermark   string // the source's freshness marker when last published
+}
+
+// RunStatus is a run's outcome.
+type RunStatus string
+
+// Run statuses.
+const (
+	RunRunning     RunStatus = "running"
+	RunSucceeded   RunStatus = "succeeded"
+	RunFailed      RunStatus = "failed"
+	RunInterrupted RunStatus = "interrupted"
+)
+
+// Run is one invocation of refill run.
+type Run struct {
+	ID     string
+	Target string
+	Status RunStatus
+	// Selection is the run's resolved selection as JSON, so --resume can
+	// repeat it exactly. Adapters store it without reading it.
+	Selection  string
+	Host       string
+	PID        int
+	StartedAt  time.Time
+	FinishedAt time.Time // zero while running
+	Succeeded  int
+	Failed     int
+	Skipped    int
+	Error      string
+}
+
+// Lease gives one run exclusive use of one target table until ExpiresAt.
+type Lease struct {
+	Table       string // the target table, as models.Relation.String()
+	RunID       string
+	Host        string
+	PID         int
+	AcquiredAt  time.Time
+	HeartbeatAt time.Time
+	ExpiresAt   time.Time
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
+)
+
+func (a *app) planCommand() *cobra.Command {
+	var f selectionFlags
+	c := &cobra.Command{
+		Use:   "plan [MODEL...]",
+		Short: "Show which partitions a run would compute, and why, without touching data",
+		Long: `Plan reads the models and the ledger and prints every partition that refill run
+would compute with the same flags, grouped by model, with the reason for each:
+
+  missing    never built
+  failed     the last attempt failed
+  stale      the model's SQL or config changed since it was built
+  upstream   a partition it reads was rewritten after it was built, or is
+             being rewritten by this run
+  lookback   inside the model's late-data lookback window (scheduled runs)
+  forced     --mode all
+
+Plan never writes: it opens DuckDB files read-only and creates nothing.
+
+` + selectorHelp,
+		Example: `  refill plan
+  refill plan staging.orders+ --from 2024-01-01 --to 2024-01-31
+  refill plan --partitions 2024-01-05,2024-01-06 --output json
+  refill plan --target prod --offline`,
+		RunE: func(c *cobra.Command, args []string) error {
+			sel, err := f.selection(args)
+			if err != nil {
+				return err
+			}
+			t, err := a.session(readOnly, f.offline, "refill plan")
+			if err != nil {
+				return err
+			}
+			defer t.close()
+			plan, err := t.plan(sel)
+			if err != nil {
+				return err
+			}
+			if f.output == "json" {
+				return writeJSON(a.stdout, planJSON(t, plan))
+			}
+			a.printPlan(a.stdout, t, plan, f.offline)
+			return nil
+		},
+	}
+	f.register(c, true)
+	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
+	c.Flags().BoolVar(&f.offline, "offline", false, "plan from the model files alone, without connecting (every partition counts as missing)")
+	return c
+}
+
+type planStepJSON struct {
+	Model     string  `json:"model"`
+	Partition string  `json:"partition"`
+	Start     *string `json:"start"`
+	End       *string `json:"end"`
+	Reason    string  `json:"reason"`
+	Detail    string  `json:"detail,omitempty"`
+}
+
+type planOutput struct {
+	Target    string         `json:"target"`
+	Adapter   string         `json:"adapter"`
+	Guarantee string         `json:"guarantee"`
+	Models    []string       `json:"models"`
+	Steps     []planStepJSON `json:"steps"`
+	Notes     []string       `json:"notes"`
+}
+
+func planJSON(t *session, p *runner.Plan) planOutput {
+	out := planOutput{Target: t.target.Name, Adapter: t.info.Name, Guarantee: t.info.Guarantee,
+		Models: modelNames(p.Models), Steps: []planStepJSON{}, Notes: p.Notes}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	for _, s := range p.Steps {
+		out.Steps = append(out.Steps, planStepJSON{Model: s.Model.Name, Partition: s.Partition.Key,
+			Start: timeJSON(s.Partition.Start), End: timeJSON(s.Partition.End), Reason: string(s.Reason), Detail: s.Detail})
+	}
+	return out
+}
+
+func timeJSON(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}
+
+func modelNames(ms []*models.Model) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printPlan prints a plan for people: steps grouped into runs of adjacent
+// partitions with the same reason.
+func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
+	fmt.Fprintf(w, "Plan for target %s (%s)\n", t.target.Name, t.info.Name)
+	fmt.Fprintf(w, "  guarantee: %s\n", t.info.Guarantee)
+	if offline {
+		fmt.Fprintln(w, "  offline: the ledger was not read, so every partition counts as missing")
+	}
+	sel := p.Selection
+	selection := "all models"
+	if len(sel.Select) > 0 {
+		selection = strings.Join(sel.Select, " ")
+	}
+	if len(sel.Exclude) > 0 {
+		selection += " minus " + strings.Join(sel.Exclude, " ")
+	}
+	fmt.Fprintf(w, "  selection: %s -> %s\n", selection, strings.Join(modelNames(p.Models), ", "))
+	fmt.Fprintf(w, "  range: %s\n", describeRange(sel))
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	fmt.Fprintln(w)
+	if len(p.Steps) == 0 {
+		fmt.Fprintln(w, "Nothing to do: every selected partition is done and up to date.")
+		return
+	}
+	tw := newTable(w, "MODEL", "PARTITIONS", "COUNT", "REASON")
+	for _, g := range groupSteps(p.Steps) {
+		reason := string(g.reason)
+		if g.detail != "" {
+			reason += ": " + g.detail
+		}
+		tw.row(g.model, g.span(), fmt.Sprint(len(g.steps)), reason)
+	}
+	tw.flush()
+	fmt.Fprintln(w)
+	counts := p.Counts()
+	var parts []string
+	for _, r := range []runner.Reason{runner.ReasonMissing, runner.ReasonFailed, runner.ReasonStale, runner.ReasonUpstream,
+		runner.ReasonLookback, runner.ReasonFresher, runner.ReasonForced} {
+		if counts[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
+		}
+	}
+	fmt.Fprintf(w, "%d partitions in %d models (%s).\n", len(p.Steps), countModels(p.Steps), strings.Join(parts, ", "))
+	if a.verbose {
+		fmt.Fprintln(w)
+		for _, s := range p.Steps {
+			fmt.Fprintf(w, "  %s %s  %s  %s\n", s.Model.Name, s.Partition.Key, s.Reason, s.Detail)
+		}
+	}
+}
+
+func describeRange(sel runner.Selection) string {
+	now := sel.Now.UTC().Format("2006-01-02 15:04 UTC")
+	switch {
+	case len(sel.Partitions) > 0:
+		return "partitions " + strings.Join(sel.Partitions, ", ")
+	case sel.From == "" && sel.To == "":
+		return fmt.Sprintf("each model's start through its last complete partition at %s (scheduled: lookback applies)", now)
+	case sel.To == "":
+		return fmt.Sprintf("%s through the last complete partition at %s", sel.From, now)
+	case sel.From == "":
+		return fmt.Sprintf("each model's start through %s", sel.To)
+	}
+	return fmt.Sprintf("%s through %s", sel.From, sel.To)
+}
+
+func countModels(steps []runner.Step) int {
+	seen := map[*models.Model]bool{}
+	for _, s := range steps {
+		seen[s.Model] = true
+	}
+	return len(seen)
+}
+
+// stepGroup is a run of adjacent steps of one model with one reason.
+type stepGroup struct {
+	model  string
+	reason runner.Reason
+	detail string
+	steps  []runner.Step
+}
+
+func (g stepGroup) span() string {
+	first, last := g.steps[0].Partition, g.steps[len(g.steps)-1].Partition
+	if len(g.steps) == 1 {
+		return first.Key
+	}
+	if first.Start.IsZero() {
+		keys := make([]string, len(g.steps))
+		for i, s := range g.steps {
+			keys[i] = s.Partition.Key
+		}
+		return strings.Join(keys, ", ")
+	}
+	return first.Key + " .. " + last.Key
+}
+
+func groupSteps(steps []runner.Step) []stepGroup {
+	var out []stepGroup
+	for _, s := range steps {
+		detail := s.Detail
+		if s.Reason == runner.ReasonStale || s.Reason == runner.ReasonFailed {
+			detail = "" // per-partition details; see --verbose
+		}
+		if s.Reason == runner.ReasonUpstream && strings.Contains(detail, "republished at") {
+			detail = "an upstream partition was republished after it was built"
+		}
+		if n := len(out); n > 0 {
+			g := &out[n-1]
+			prev := g.steps[len(g.steps)-1].Partition
+			if g.model == s.Model.Name && g.reason == s.Reason && g.detail == detail &&
+				(prev.Start.IsZero() && s.Partition.Start.IsZero() || prev.End.Equal(s.Partition.Start)) {
+				g.steps = append(g.steps, s)
+				continue
+			}
+		}
+		out = append(out, stepGroup{model: s.Model.Name, reason: s.Reason, detail: detail, steps: []runner.Step{s}})
+	}
+	return out
+}

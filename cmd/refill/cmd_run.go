@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/runner"
+)
+
+type runFlags struct {
+	selectionFlags
+	dryRun        bool
+	yes           bool
+	retries       int
+	retryDelay    time.Duration
+	concurrency   int
+	batch         int
+	splitFailed   bool
+	failFast      bool
+	wait          time.Duration
+	resume        string
+	publish       string
+	maxPartitions int
+}
+
+// confirmAbove is how many partitions make run ask before starting, on a
+// terminal.
+const confirmAbove = 100
+
+func (a *app) runCommand() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run [MODEL...]",
+		Short: "Compute, verify and atomically swap in the planned partitions",
+		Long: `Run executes the plan (see refill plan): for each partition, or batch of
+consecutive partitions, it renders the model, computes it into a staging table,
+verifies that every row lies inside the window, runs the model's audits, and then
+swaps the window into the target table and records it in the ledger, in one
+transaction where the warehouse allows (see the guarantee plan prints).
+
+A partition whose upstream partitions are done starts at once; a failed partition
+does not stop the others, but the partitions that read it are skipped. At the
+end a summary lists every failure, and the exit code is 1 if any partition failed.
+
+Without --from, --to or --partitions this is the scheduled form: it fills every
+missing partition up to the last complete one and reruns each model's lookback
+window. Run it from cron; overlapping invocations are refused (exit 3).
+
+The first SIGINT or SIGTERM stops launching work and lets in-flight swaps finish;
+a second aborts them (transactions roll back). Exit code 130.
+
+` + selectorHelp,
+		Example: `  refill run --from 2024-01-01 --to 2024-01-31
+  refill run staging.orders+ --from 2024-01 --yes
+  refill run --mode failed
+  refill run --resume 20240105T101500Z-1a2b3c
+  refill run tag:finance --batch 31 --concurrency 4
+  refill run --publish together --from 2024-02-01 --to 2024-02-07`,
+		RunE: func(c *cobra.Command, args []string) error { return a.runRun(c, args, &f) },
+	}
+	f.register(c, true)
+	fl := c.Flags()
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and stop")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before running many partitions")
+	fl.IntVar(&f.retries, "retries", 2, "retries of a partition or batch after a transient error (lost connection, conflict, overload)")
+	fl.DurationVar(&f.retryDelay, "retry-delay", time.Second, "first retry delay; doubles each attempt, with jitter")
+	fl.IntVarP(&f.concurrency, "concurrency", "j", 0, "partitions to compute at once (default: the adapter's; capped by the target's concurrency:)")
+	fl.IntVar(&f.batch, "batch", 0, "render N consecutive partitions as one statement (overrides batch: in the models)")
+	fl.BoolVar(&f.splitFailed, "split-failed", true, "when a batch fails, retry its partitions one by one")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "stop launching work after the first failed partition")
+	fl.DurationVar(&f.wait, "wait", 0, "wait up to this long for tables another run holds (default: fail at once, exit 3)")
+	fl.StringVar(&f.resume, "resume", "", "repeat the exact selection of run `RUN_ID`, skipping what it finished")
+	fl.StringVar(&f.publish, "publish", "partition", "partition: swap each partition when ready; together: swap all in one transaction at the end")
+	fl.IntVar(&f.maxPartitions, "max-partitions", 0, "refuse to run more than N partitions without --yes")
+	fl.StringVarP(&f.output, "output", "o", "text", "text or json (a summary of the run)")
+	return c
+}
+
+func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
+	if f.publish != "partition" && f.publish != "together" {
+		return usagef("--publish %q: want partition or together", f.publish)
+	}
+	if f.output != "text" && f.output != "json" {
+		return usagef("--output %q: want text or json", f.output)
+	}
+	if f.concurrency < 0 || f.batch < 0 || f.retries < 0 {
+		return usagef("--concurrency, --batch and --retries cannot be negative")
+	}
+	sel, err := f.selection(args)
+	if err != nil {
+		return err
+	}
+	if f.resume != "" && (len(args) > 0 || f.from != "" || f.to != "" || len(f.partitions) > 0 || f.mode != "" || len(f.selects) > 0) {
+		return usagef("--resume repeats a run's own selection; it cannot be combined with models, --from, --to, --partitions or --mode")
+	}
+	s, err := a.openForRun(f.wait)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if f.resume != "" {
+		if sel, err = s.resumeSelection(f.resume); err != nil {
+			return err
+		}
+	}
+	if f.publish == "together" && !s.info.MultiTable {
+		return usagef("--publish together is not supported on %s: it cannot commit several tables in one transaction (run without it to swap partition by partition)", s.info.Name)
+	}
+	plan, err := s.plan(sel)
+	if err != nil {
+		return err
+	}
+	text := f.output == "text"
+	if text && !a.quiet {
+		a.printPlan(a.stdout, s, plan, false)
+	}
+	if f.dryRun || len(plan.Steps) == 0 {
+		if !text {
+			return writeJSON(a.stdout, runOutput{Partitions: []partitionJSON{}})
+		}
+		return nil
+	}
+	if f.maxPartitions > 0 && len(plan.Steps) > f.maxPartitions && !f.yes {
+		return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", len(plan.Steps), f.maxPartitions)
+	}
+	if len(plan.Steps) > confirmAbove && !f.yes && isTerminal(a.stdin) && isTerminal(a.stdout) {
+		if !a.confirm(fmt.Sprintf("Run %d partitions on %s?", len(plan.Steps), s.target.Name)) {
+			return exitf(exitUsage, "cancelled")
+		}
+	}
+	conc := f.concurrency
+	if conc == 0 {
+		conc = s.info.DefaultConcurrency
+	}
+	if s.target.Concurrency > 0 && conc > s.target.Concurrency {
+		conc = s.target.Concurrency
+	}
+	prog := newProgress(a, text && !a.quiet)
+	summary, err := s.runner.Run(a.ctx, plan, runner.RunOptions{
+		Concurrency: conc, Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
+		FailFast: f.failFast, Together: f.publish == "together", Wait: f.wait, Observe: prog.observe, Stop: a.stop,
+	})
+	prog.close()
+	if err != nil {
+		var held *adapters.LeaseHeldError
+		if errors.As(err, &held) {
+			return &exitError{code: exitLocked, err: fmt.Errorf("%v\nNothing was run. Wait for that run to finish, or pass --wait DURATION", err)}
+		}
+		if errors.Is(err, runner.ErrTogetherUnsupported) {
+			return usageError{err}
+		}
+		return exitf(exitWarehouse, "%v", err)
+	}
+	if text {
+		a.printSummary(a.stdout, s, summary)
+	} else if err := writeJSON(a.stdout, runJSON(summary)); err != nil {
+		return err
+	}
+	switch {
+	case summary.Interrupted:
+		a.silent = true
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
+	case summary.Failed > 0:
+		a.silent = true
+		return &exitError{code: exitFailed, err: errors.New("some partitions failed")}
+	}
+	return nil
+}
+
+// openForRun connects for writing, waiting up to wait for a DuckDB file
+// that another process holds.
+func (a *app) openForRun(wait time.Duration) (*session, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		s, err := a.session(readWrite, false, "refill run")
+		var locked *adapters.LockedError
+		if err == nil || !errors.As(err, &locked) {
+			return s, err
+		}
+		if !time.Now().Before(deadline) {
+			return nil, &exitError{code: exitLocked, err: fmt.Errorf("%v\nNothing was run. Wait for it to finish, or pass --wait DURATION", err)}
+		}
+		select {
+		case <-a.ctx.Done():
+			return nil, a.ctx.Err()
+		case <-a.stop:
+			return nil, &exitError{code: exitInterrupted, err: errors.New("interrupted while waiting")}
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// resumeSelection returns the selection of run id, set to skip what that
+// run (or the run it resumed) already finished.
+func (s *session) resumeSelection(id string) (runner.Selection, error) {
+	run, err := s.adapter.LoadRun(s.app.ctx, id)
+	if err != nil {
+		if errors.Is(err, adapters.ErrRunNotFound) {
+			return runner.Selection{}, usagef("--resume: no run %s in the ledger of target %s", id, s.target.Name)
+		}
+		return runner.Selection{}, exitf(exitWarehouse, "reading run %s: %v", id, err)
+	}
+	sel, err := runner.ParseSelection(run.Selection)
+	if err != nil {
+		return runner.Selection{}, exitf(exitWarehouse, "run %s: %v", id, err)
+	}
+	if sel.Since.IsZero() {
+		sel.Since = run.StartedAt
+	}
+	sel.ResumeOf = id
+	return sel, nil
+}
+
+func (a *app) confirm(question string) bool {
+	fmt.Fprintf(a.stdout, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+	line = strings.ToLower(strings.TrimSpace(line))
+	return line == "y" || line == "yes"
+}
+
+type partitionJSON struct {
+	Model     string  `json:"model"`
+	Partition string  `json:"partition"`
+	Status    string  `json:"status"`
+	Rows      int64   `json:"rows"`
+	Error     *string `json:"error"`
+	Attempts  int     `json:"attempts"`
+	Seconds   float64 `json:"seconds"`
+}
+
+type runOutput struct {
+	RunID       string          `json:"run_id"`
+	Succeeded   int             `json:"succeeded"`
+	Failed      int             `json:"failed"`
+	Skipped     int             `json:"skipped"`
+	Interrupted bool            `json:"interrupted"`
+	Warnings    []string        `json:"warnings"`
+	Partitions  []partitionJSON `json:"partitions"`
+}
+
+func runJSON(s *runner.Summary) runOutput {
+	out := runOutput{RunID: s.RunID, Succeeded: s.Succeeded, Failed: s.Failed, Skipped: s.Skipped,
+		Interrupted: s.Interrupted, Warnings: s.Warnings, Partitions: []partitionJSON{}}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for _, p := range s.Partitions {
+		pj := partitionJSON{Model: p.Model, Partition: p.Partition, Status: string(p.Status), Rows: p.Rows,
+			Attempts: p.Attempts, Seconds: p.Duration.Seconds()}
+		if p.Err != nil {
+			msg := p.Err.Error()
+			pj.Error = &msg
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	return out
+}
+
+func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
+	elapsed := sum.Finished.Sub(sum.Started).Round(10 * time.Millisecond)
+	fmt.Fprintf(w, "\nRun %s on %s: %d succeeded, %d failed, %d skipped in %s.\n",
+		sum.RunID, s.target.Name, sum.Succeeded, sum.Failed, sum.Skipped, elapsed)
+	if sum.Interrupted {
+		fmt.Fprintln(w, "Interrupted: in-flight partitions finished; nothing else was started.")
+	}
+	var failed, skipped []runner.PartitionResult
+	for _, p := range sum.Partitions {
+		switch p.Status {
+		case runner.Failed:
+			failed = append(failed, p)
+		case runner.Skipped:
+			skipped = append(skipped, p)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(w, "Failed partitions:")
+		for _, p := range failed {
+			fmt.Fprintf(w, "  %s %s: %s\n", p.Model, p.Partition, indentAfterFirst(a.redact(p.Err.Error())))
+		}
+	}
+	if len(skipped) > 0 && !a.quiet {
+		fmt.Fprintln(w, "Skipped partitions:")
+		for i, p := range skipped {
+			if i == 20 && !a.verbose {
+				fmt.Fprintf(w, "  ... and %d more (see --verbose)\n", len(skipped)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s %s: %v\n", p.Model, p.Partition, p.Err)
+		}
+	}
+	for _, warn := range sum.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if len(failed) > 0 || sum.Interrupted {
+		fmt.Fprintf(w, "Rerun what is left with: refill run --resume %s (or refill run --mode failed for failures only)\n", sum.RunID)
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/refill/refill/models"
+)
+
+func (a *app) validateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate",
+		Short: "Parse and check every model and the project config; list all errors",
+		Long: `Validate loads refill.yml and every model, checks config keys, templates,
+ref() and var() names, and the dependency graph, and prints every problem with
+its file:line:col. It exits 2 if there is any, 0 otherwise. It never connects
+to a warehouse; environment variables are checked for the selected target only.`,
+		Example: `  refill validate
+  refill validate --target prod`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			p, _, err := a.loadProject()
+			var list models.ErrorList
+			if err != nil && !errors.As(err, &list) {
+				return err
+			}
+			var errs models.ErrorList
+			errs = append(errs, list...)
+			if p != nil {
+				for _, name := range p.TargetNames() {
+					if err := checkTarget(p.Targets[name]); err != nil {
+						var me *models.Error
+						if errors.As(err, &me) {
+							errs = append(errs, me)
+						}
+					}
+				}
+				if _, err := p.Target(a.target); err != nil {
+					var tl models.ErrorList
+					if errors.As(err, &tl) {
+						errs = append(errs, tl...)
+					} else {
+						errs = append(errs, &models.Error{File: models.ProjectFile, Msg: err.Error()})
+					}
+				}
+			}
+			if err := errs.Err(); err != nil {
+				a.silent = true
+				fmt.Fprintln(a.stderr, indentAfterFirst(err.Error()))
+				fmt.Fprintf(a.stderr, "\n%d problem(s) found.\n", len(errs))
+				return &exitError{code: exitUsage, err: err}
+			}
+			fmt.Fprintf(a.stdout, "OK: %d models, %d targets.\n", len(p.Models), len(p.Targets))
+			return nil
+		},
+	}
+}

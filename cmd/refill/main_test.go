@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// shop copies the example project into a temporary folder, applying
+// changes (file path -> new content), and returns the folder.
+func shop(t *testing.T, changes map[string]string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "shop")
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if strings.HasSuffix(rel, ".duckdb") || strings.Contains(rel, ".duckdb.") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, text := range changes {
+		write(t, dst, rel, text)
+	}
+	return dst
+}
+
+func write(t *testing.T, dir, rel, text string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// result is one in-process invocation of refill.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// refill runs the CLI in-process in project dir.
+func refill(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"--project", dir}, args...)
+	code := Do(context.Background(), nil, full, strings.NewReader(""), &out, &errb)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+func mustRefill(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	r := refill(t, dir, args...)
+	if r.code != 0 {
+		t.Fatalf("refill %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// now pins the clock after the shop's last order, so runs are reproducible.
+const now = "--now=2024-05-01"
+
+// query opens the project's DuckDB file (refill must not be holding it)
+// and returns the first column of the first row of q.
+func query(t *testing.T, dir, q string) any {
+	t.Helper()
+	rows := queryRows(t, dir, q)
+	if len(rows) == 0 {
+		return nil
+	}
+	return rows[0][0]
+}
+
+func queryRows(t *testing.T, dir, q string) [][]any {
+	t.Helper()
+	db, err := sql.Open("duckdb", filepath.Join(dir, "warehouse.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	return out
+}

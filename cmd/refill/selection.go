@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/refill/refill/runner"
+)
+
+// selectionFlags are the flags plan, run and status share.
+type selectionFlags struct {
+	selects    []string
+	excludes   []string
+	from, to   string
+	partitions []string
+	mode       string
+	lookback   int
+	now        string
+	output     string
+	offline    bool
+}
+
+func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
+	fl := c.Flags()
+	fl.StringArrayVarP(&f.selects, "select", "s", nil, "models to select (as positional MODEL arguments; repeatable)")
+	fl.StringArrayVar(&f.excludes, "exclude", nil, "models to leave out, in the same syntax (repeatable)")
+	fl.StringVar(&f.from, "from", "", "first partition: a key or date, inclusive (default: each model's start)")
+	fl.StringVar(&f.to, "to", "", "last partition: a key or date, inclusive (default: the last complete one)")
+	fl.StringSliceVar(&f.partitions, "partitions", nil, "exactly these partitions, comma-separated keys or dates")
+	fl.StringVar(&f.now, "now", "", "pin the clock (RFC 3339 or a date) that decides which partitions are complete")
+	if withMode {
+		fl.StringVar(&f.mode, "mode", "", "which partitions in range: stale (default: missing, failed and stale), all, missing or failed")
+		fl.IntVar(&f.lookback, "lookback", -1, "rerun the last N complete partitions of each model (overrides lookback: in the models)")
+	}
+}
+
+// selection converts the flags and positional selectors.
+func (f *selectionFlags) selection(args []string) (runner.Selection, error) {
+	mode, err := runner.ParseMode(f.mode)
+	if err != nil {
+		return runner.Selection{}, err
+	}
+	now, err := parseNow(f.now)
+	if err != nil {
+		return runner.Selection{}, err
+	}
+	sel := runner.Selection{
+		Select: append(append([]string{}, args...), f.selects...), Exclude: f.excludes,
+		From: strings.TrimSpace(f.from), To: strings.TrimSpace(f.to), Partitions: f.partitions, Mode: mode, Now: now,
+	}
+	if f.lookback >= 0 {
+		n := f.lookback
+		sel.Lookback = &n
+	}
+	return sel, nil
+}
+
+const selectorHelp = `MODEL selectors (positional, or --select) are model names (marts.daily_revenue,
+or daily_revenue when unambiguous), path globs under models/ (marts/*), tag:NAME,
+and any of those with + before (also upstream) or after (also downstream).
+Several selectors, or one with spaces or commas, select the union.
+
+--from and --to take partition keys (2024-01-02, 2024-W01, 2024-01, 2024,
+2024-01-02T13) or dates, and select, in every model, the partitions they
+overlap: --from 2024-01 --to 2024-03 is January through March at any grain.`

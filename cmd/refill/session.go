@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
+)
+
+// session is a loaded project bound to one target.
+type session struct {
+	app     *app
+	project *models.Project
+	dir     string
+	target  *models.Target
+	adapter adapters.Adapter // nil when offline
+	info    adapters.Info
+	scope   *models.Scope
+	runner  *runner.Runner
+}
+
+// session loads the project and, unless offline, connects to the target.
+func (a *app) session(access targetAccess, offline bool, holder string) (*session, error) {
+	p, dir, err := a.loadProject()
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.Target(a.target)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if t.DSN != "" {
+		a.dsns = append(a.dsns, t.DSN)
+	}
+	d, schema, err := dialectFor(t)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	s := &session{app: a, project: p, dir: dir, target: t, info: capabilities(t.Adapter),
+		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}}
+	if offline {
+		return s, nil
+	}
+	ad, err := a.openTarget(t, dir, access, holder)
+	if err != nil {
+		var locked *adapters.LockedError
+		if isLocked := asLocked(err, &locked); isLocked {
+			return nil, err
+		}
+		return nil, exitf(exitWarehouse, "target %s: cannot connect: %v", t.Name, err)
+	}
+	s.adapter, s.info = ad, ad.Info()
+	s.runner = &runner.Runner{Project: p, Target: t.Name, Adapter: ad, Scope: s.scope}
+	return s, nil
+}
+
+func asLocked(err error, target **adapters.LockedError) bool {
+	e, ok := err.(*adapters.LockedError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func (s *session) close() {
+	if s.adapter != nil {
+		s.adapter.Close()
+	}
+}
+
+// plan plans sel, from the ledger unless the session is offline.
+func (s *session) plan(sel runner.Selection) (*runner.Plan, error) {
+	if s.adapter == nil {
+		return runner.NewPlan(s.project, s.scope, nil, sel)
+	}
+	records, err := s.records()
+	if err != nil {
+		return nil, err
+	}
+	return runner.NewPlan(s.project, s.scope, records, sel)
+}
+
+func (s *session) records() ([]adapters.Record, error) {
+	records, err := s.runner.Records(s.app.ctx)
+	if err != nil {
+		return nil, exitf(exitWarehouse, "target %s: reading the ledger: %v", s.target.Name, err)
+	}
+	return records, nil
+}
+
+// sqlLog returns the --verbose statement logger, or nil.
+func (a *app) sqlLog() func(string) {
+	if !a.verbose {
+		return nil
+	}
+	return func(sql string) {
+		fmt.Fprintf(a.stderr, "-- sql\n%s;\n", a.redact(strings.TrimSpace(sql)))
+	}
+}
+
+var secretName = regexp.MustCompile(`(?i)(PASSWORD|PASSWD|SECRET|TOKEN|PRIVATE_KEY|PASSPHRASE|DSN)`)
+
+// secrets returns values that must never be printed: every environment
+// variable whose name suggests a credential, and the password parts of DSNs.
+func (a *app) secrets() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if secretName.MatchString(k) && len(v) >= 4 {
+			out = append(out, v)
+			out = append(out, dsnPasswords(v)...)
+		}
+	}
+	for _, dsn := range a.dsns {
+		out = append(out, dsnPasswords(dsn)...)
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+var queryPasswordRE = regexp.MustCompile(`(?i)(?:password|passcode|token|privateKey)=([^&\s]+)`)
+
+// dsnPasswords extracts the passwords a DSN carries (user:password@host,
+// ?password=...).
+func dsnPasswords(dsn string) []string {
+	var out []string
+	if i := strings.Index(dsn, "@"); i > 0 {
+		userinfo := dsn[:i]
+		if j := strings.LastIndex(userinfo, "//"); j >= 0 {
+			userinfo = userinfo[j+2:]
+		}
+		if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
+			out = append(out, pw)
+		}
+	}
+	for _, m := range queryPasswordRE.FindAllStringSubmatch(dsn, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// redact replaces secrets in text with ***.
+func (a *app) redact(text string) string {
+	for _, s := range a.secrets() {
+		text = strings.ReplaceAll(text, s, "***")
+	}
+	return text
+}

@@ -1,0 +1,420 @@
+package models
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a model's configuration, from the YAML in its header comment.
+type Config struct {
+	// PartitionBy is the output column holding the partition key; empty for
+	// a model rebuilt as a whole table.
+	PartitionBy string
+	// Grain is set for time-partitioned models, Values for list-partitioned.
+	Grain  Grain
+	Values []any
+	// Start is the first partition's start, in Location.
+	Start time.Time
+	// Location is the time zone of day and coarser partitions (UTC unless
+	// timezone is set). Windows are stored and rendered in UTC.
+	Location *time.Location
+	// TimestampWindow renders start and end as timestamps rather than dates.
+	// It defaults to true for hour grains and for models with a time zone.
+	TimestampWindow bool
+
+	Batch         int               // partitions per statement; 0 or 1 means one at a time
+	Tags          []string          // for tag: selectors
+	DependsOnPast map[string]int    // ref name ("*" for all refs) -> extra partitions of look-back
+	Lookback      []int             // offsets from the last complete partition rerun on every scheduled run
+	Delay         time.Duration     // how long after a window closes its data is complete
+	AllowPartial  bool              // allow the current, incomplete partition to run
+	Watermark     string            // optional SQL template returning a freshness marker per partition
+	Audits        []Audit           // checks on every staged partition
+	ClickHouse    ClickHouseOptions // table options used when refill creates the table
+	Snowflake     SnowflakeOptions
+	Description   string
+}
+
+// ClickHouseOptions shape the table refill creates on ClickHouse.
+type ClickHouseOptions struct {
+	Engine      string // default MergeTree()
+	OrderBy     string // default the partition column, or tuple()
+	PartitionBy string // default derived from the grain, e.g. toYYYYMM(col)
+	Settings    string // appended as SETTINGS ..., e.g. index_granularity = 8192
+}
+
+// SnowflakeOptions shape how a model runs on Snowflake.
+type SnowflakeOptions struct {
+	Warehouse string // run this model's statements on this virtual warehouse
+	ClusterBy string // CLUSTER BY expression for the created table
+}
+
+// Severity says whether a failed audit blocks the swap.
+type Severity string
+
+// Audit severities.
+const (
+	SeverityError Severity = "error"
+	SeverityWarn  Severity = "warn"
+)
+
+// AuditKind names a built-in audit.
+type AuditKind string
+
+// The audits a model may declare.
+const (
+	AuditNotNull        AuditKind = "not_null"
+	AuditUnique         AuditKind = "unique"
+	AuditAcceptedValues AuditKind = "accepted_values"
+	AuditRowCount       AuditKind = "row_count"
+	AuditSQL            AuditKind = "sql"
+)
+
+// Audit is one check run on every staged partition before it is swapped in.
+type Audit struct {
+	Name     string // defaults to the kind plus its columns
+	Kind     AuditKind
+	Columns  []string // not_null, unique, accepted_values
+	Values   []any    // accepted_values
+	Min, Max *int64   // row_count bounds
+	// Within bounds the row count relative to the previous partition's, as a
+	// fraction: 0.5 means within 50% of it.
+	Within *float64
+	SQL    *Template // sql audits: a query that must return no rows
+	Severity
+	Line int // position of the audit in the model file
+}
+
+var configKeys = []string{
+	"partition_by", "grain", "values", "start", "timezone", "partition_type", "batch", "tags",
+	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "audits",
+	"clickhouse", "snowflake", "description",
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+
+// decodeConfig reads a model's YAML header. Errors are recorded in d.
+func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
+	c := Config{Location: time.UTC}
+	var (
+		startNode, grainNode, tzNode, typeNode, batchNode, lookbackNode *yaml.Node
+		partitionType, start                                            string
+	)
+	d.fields(root, "model config", configKeys, func(key string, v *yaml.Node) {
+		switch key {
+		case "partition_by":
+			if s, ok := d.str(v, key); ok {
+				if !identRE.MatchString(s) {
+					d.errAt(v, "partition_by must be a column name, not %q", s)
+				}
+				c.PartitionBy = s
+			}
+		case "grain":
+			grainNode = v
+			if s, ok := d.str(v, key); ok {
+				g, err := ParseGrain(s)
+				if err != nil {
+					d.errAt(v, "%v", err)
+				}
+				c.Grain = g
+			}
+		case "values":
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				d.errAt(v, "values must be a non-empty list")
+				return
+			}
+			seen := map[string]bool{}
+			for _, item := range v.Content {
+				val := d.value(item)
+				switch val.(type) {
+				case string, int, float64, bool:
+				default:
+					d.errAt(item, "each partition value must be a string, number or boolean")
+					continue
+				}
+				k := fmt.Sprint(val)
+				if seen[k] {
+					d.errAt(item, "duplicate partition value %q", k)
+				}
+				seen[k] = true
+				c.Values = append(c.Values, val)
+			}
+		case "start":
+			startNode = v
+			start, _ = d.str(v, key)
+		case "timezone":
+			tzNode = v
+			if s, ok := d.str(v, key); ok {
+				loc, err := time.LoadLocation(s)
+				if err != nil {
+					d.errAt(v, "unknown time zone %q (want an IANA name such as Europe/Berlin)", s)
+					return
+				}
+				c.Location = loc
+			}
+		case "partition_type":
+			typeNode = v
+			if s, ok := d.str(v, key); ok {
+				if s != "date" && s != "timestamp" {
+					d.errAt(v, "partition_type must be date or timestamp, not %q", s)
+				}
+				partitionType = s
+			}
+		case "batch":
+			batchNode = v
+			c.Batch, _ = d.int(v, key, 1)
+		case "tags":
+			c.Tags, _ = d.strList(v, key)
+		case "depends_on_past":
+			c.DependsOnPast = decodeDependsOnPast(d, v)
+		case "lookback":
+			lookbackNode = v
+			c.Lookback = decodeLookback(d, v)
+		case "delay":
+			c.Delay, _ = d.duration(v, key)
+		case "allow_partial":
+			c.AllowPartial, _ = d.bool(v, key)
+		case "watermark":
+			c.Watermark, _ = d.str(v, key)
+		case "audits":
+			c.Audits = decodeAudits(d, v)
+		case "clickhouse":
+			d.fields(v, "clickhouse options", []string{"engine", "order_by", "partition_by", "settings"}, func(key string, v *yaml.Node) {
+				s, _ := d.str(v, key)
+				switch key {
+				case "engine":
+					c.ClickHouse.Engine = s
+				case "order_by":
+					c.ClickHouse.OrderBy = s
+				case "partition_by":
+					c.ClickHouse.PartitionBy = s
+				case "settings":
+					c.ClickHouse.Settings = s
+				}
+			})
+		case "snowflake":
+			d.fields(v, "snowflake options", []string{"warehouse", "cluster_by"}, func(key string, v *yaml.Node) {
+				s, _ := d.str(v, key)
+				switch key {
+				case "warehouse":
+					c.Snowflake.Warehouse = s
+				case "cluster_by":
+					c.Snowflake.ClusterBy = s
+				}
+			})
+		case "description":
+			c.Description, _ = d.str(v, key)
+		}
+	})
+
+	// Cross-field rules.
+	switch {
+	case c.Grain != 0 && c.Values != nil:
+		d.errAt(grainNode, "a model has either grain (time partitions) or values (list partitions), not both")
+	case c.Grain != 0 && c.PartitionBy == "":
+		d.errAt(grainNode, "grain needs partition_by: the output column holding the partition key")
+	case c.Values != nil && c.PartitionBy == "":
+		d.errAt(root, "values needs partition_by: the output column holding the partition value")
+	case c.PartitionBy != "" && c.Grain == 0 && c.Values == nil:
+		d.errAt(root, "partition_by %q needs a grain (hour, day, week, month, year) or a list of values", c.PartitionBy)
+	}
+	if c.Grain == Hour && tzNode != nil && c.Location != time.UTC {
+		d.errAt(tzNode, "hour partitions are always UTC; timezone applies to day and coarser grains")
+	}
+	if c.Grain == 0 {
+		for key, n := range map[string]*yaml.Node{"start": startNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode} {
+			if n != nil {
+				d.errAt(n, "%s applies only to time-partitioned models (set grain)", key)
+			}
+		}
+	}
+	if c.Grain != 0 {
+		if startNode == nil {
+			d.errAt(root, "a time-partitioned model needs start: the first partition, e.g. start: 2024-01-01")
+		} else if start != "" {
+			p, err := ParsePeriod(start, c.Location)
+			if err != nil {
+				d.errAt(startNode, "start: %v", err)
+			} else {
+				c.Start = c.Grain.Truncate(p.Start, c.Location)
+			}
+		}
+		c.TimestampWindow = c.Grain == Hour || c.Location != time.UTC
+		switch partitionType {
+		case "date":
+			if c.Grain == Hour {
+				d.errAt(typeNode, "partition_type date cannot hold hour partitions")
+			}
+			c.TimestampWindow = false
+		case "timestamp":
+			c.TimestampWindow = true
+		}
+	}
+	return c
+}
+
+func decodeDependsOnPast(d *yamlDoc, v *yaml.Node) map[string]int {
+	if v.Kind == yaml.ScalarNode {
+		n, ok := d.int(v, "depends_on_past", 0)
+		if !ok {
+			return nil
+		}
+		return map[string]int{"*": n}
+	}
+	out := map[string]int{}
+	d.entries(v, "depends_on_past", func(k, val *yaml.Node) {
+		if n, ok := d.int(val, "depends_on_past."+k.Value, 0); ok {
+			out[k.Value] = n
+		}
+	})
+	return out
+}
+
+func decodeLookback(d *yamlDoc, v *yaml.Node) []int {
+	if v.Kind == yaml.ScalarNode {
+		n, ok := d.int(v, "lookback", 0)
+		if !ok {
+			return nil
+		}
+		out := make([]int, n) // lookback: 3 reruns the last three: offsets 0, 1, 2
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	if v.Kind != yaml.SequenceNode {
+		d.errAt(v, "lookback must be a number of partitions or a list of offsets such as [0, 1, 7]")
+		return nil
+	}
+	var out []int
+	for _, item := range v.Content {
+		if n, ok := d.int(resolve(item), "each lookback offset", 0); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+var auditKinds = []string{string(AuditNotNull), string(AuditUnique), string(AuditAcceptedValues), string(AuditRowCount), string(AuditSQL)}
+
+// decodeAudits reads the audits list. Each entry is a mapping with exactly
+// one audit kind key plus optional name and severity, e.g.
+//
+//   - not_null: [order_date, revenue]
+//   - row_count: {min: 1, within: 50%}
+//   - sql: SELECT * FROM {{ this }} WHERE revenue < 0
+//     severity: warn
+func decodeAudits(d *yamlDoc, v *yaml.Node) []Audit {
+	if v.Kind != yaml.SequenceNode {
+		d.errAt(v, "audits must be a list, e.g. - not_null: [order_date]")
+		return nil
+	}
+	var out []Audit
+	for _, item := range v.Content {
+		item = resolve(item)
+		line, _ := d.pos(item)
+		a := Audit{Severity: SeverityError, Line: line}
+		kinds := 0
+		d.fields(item, "audit", append([]string{"name", "severity"}, auditKinds...), func(key string, v *yaml.Node) {
+			switch key {
+			case "name":
+				a.Name, _ = d.str(v, key)
+				return
+			case "severity":
+				if s, ok := d.str(v, key); ok {
+					if s != string(SeverityError) && s != string(SeverityWarn) {
+						d.errAt(v, "severity must be error or warn, not %q", s)
+					}
+					a.Severity = Severity(s)
+				}
+				return
+			}
+			kinds++
+			a.Kind = AuditKind(key)
+			switch a.Kind {
+			case AuditNotNull, AuditUnique:
+				a.Columns, _ = d.strList(v, key)
+			case AuditAcceptedValues:
+				d.fields(v, "accepted_values", []string{"column", "values"}, func(k string, v *yaml.Node) {
+					if k == "column" {
+						if s, ok := d.str(v, k); ok {
+							a.Columns = []string{s}
+						}
+						return
+					}
+					if list, ok := d.value(v).([]any); ok && len(list) > 0 {
+						a.Values = list
+					} else {
+						d.errAt(v, "accepted_values.values must be a non-empty list")
+					}
+				})
+				if len(a.Columns) == 0 {
+					d.errAt(v, "accepted_values needs column: and values:")
+				}
+			case AuditRowCount:
+				d.fields(v, "row_count", []string{"min", "max", "within"}, func(k string, v *yaml.Node) {
+					switch k {
+					case "min", "max":
+						if n, ok := d.int(v, "row_count."+k, 0); ok {
+							n64 := int64(n)
+							if k == "min" {
+								a.Min = &n64
+							} else {
+								a.Max = &n64
+							}
+						}
+					case "within":
+						if f, ok := parsePercent(v.Value); ok && v.Kind == yaml.ScalarNode {
+							a.Within = &f
+						} else {
+							d.errAt(v, "row_count.within must be a percentage such as 50%%")
+						}
+					}
+				})
+				if a.Min == nil && a.Max == nil && a.Within == nil {
+					d.errAt(v, "row_count needs min, max or within")
+				}
+			case AuditSQL:
+				s, ok := d.str(v, key)
+				if !ok {
+					return
+				}
+				line, col := d.pos(v)
+				t, err := parseTemplateAt(d.file, d.text, s, line, col, v.Style)
+				if err != nil {
+					d.errs.add(err)
+					return
+				}
+				a.SQL = t
+			}
+		})
+		if kinds != 1 {
+			d.errAt(item, "each audit needs exactly one of %s", strings.Join(auditKinds, ", "))
+			continue
+		}
+		if a.Name == "" {
+			a.Name = string(a.Kind)
+			if len(a.Columns) > 0 {
+				a.Name += "(" + strings.Join(a.Columns, ", ") + ")"
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func parsePercent(s string) (float64, bool) {
+	num, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
+	if !ok {
+		return 0, false
+	}
+	var f float64
+	if _, err := fmt.Sscanf(num, "%g", &f); err != nil || f < 0 {
+		return 0, false
+	}
+	return f / 100, true
+}

@@ -1,0 +1,8 @@
+// Package models reads a refill project: its refill.yml, its SQL model files
+// and its seeds. It parses and validates them, builds the dependency graph,
+// enumerates partitions and renders templated SQL through a [Dialect].
+//
+// The package knows nothing of any warehouse: it does no I/O beyond reading
+// the [fs.FS] it is given, and every SQL fragment it produces comes from the
+// Dialect passed in by the caller.
+package models

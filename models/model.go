@@ -1,0 +1,158 @@
+package models
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Model is one .sql file of the project: a templated SELECT whose result
+// refill materializes into a table, partition by partition.
+type Model struct {
+	// Name is the file's path under the models folder without .sql, with /
+	// written as a dot: marts/daily_revenue.sql is marts.daily_revenue.
+	Name string
+	// Path is the file's path relative to the project folder.
+	Path string
+	// Relation is the table the model writes; an empty schema means the
+	// target's default schema.
+	Relation Relation
+	Config   Config
+	SQL      *Template
+	// Upstream lists the models this one reads through ref(), in order of
+	// first use. Set when the project loads.
+	Upstream []*Model
+
+	upstream map[string]*Model // by the name used in ref()
+	text     string
+}
+
+// parseModel parses one model file. name and file are as in Model.
+func parseModel(name, file, text string) (*Model, error) {
+	m := &Model{Name: name, Path: file, text: text}
+	var errs ErrorList
+	if schema, table, ok := strings.Cut(name, "."); ok {
+		m.Relation = Relation{Schema: schema, Name: table}
+	} else {
+		m.Relation = Relation{Name: name}
+	}
+	for _, part := range strings.Split(name, ".") {
+		if !identRE.MatchString(part) {
+			errs.add(&Error{File: file, Msg: fmt.Sprintf("model file and folder names must be SQL identifiers (letters, digits, _): %q is not", part)})
+		}
+	}
+	if strings.Count(name, ".") > 1 {
+		errs.add(&Error{File: file, Msg: "models may be at most one folder deep: models/<schema>/<table>.sql"})
+	}
+
+	body, bodyOff := text, 0
+	d := &yamlDoc{file: file, text: text, errs: &errs}
+	if yamlSrc, yamlOff, end, found, err := header(text); err != nil {
+		errs.add(&Error{File: file, Line: 1, Col: 1, Msg: err.Error(), Source: sourceLine(text, 1)})
+	} else if found {
+		d.line0, d.col0 = position(text, yamlOff)
+		d.line0--
+		d.col0--
+		if root := d.parse(yamlSrc); root != nil {
+			m.Config = decodeConfig(d, root)
+		}
+		body, bodyOff = text[end:], end
+		for _, nl := range []string{"\r\n", "\n"} {
+			if strings.HasPrefix(body, nl) {
+				body, bodyOff = body[len(nl):], bodyOff+len(nl)
+				break
+			}
+		}
+	} else {
+		m.Config = decodeConfig(d, &yaml.Node{Kind: yaml.MappingNode})
+	}
+	if strings.TrimSpace(body) == "" {
+		errs.add(&Error{File: file, Msg: "the model has no SQL: write a SELECT after the config comment"})
+	}
+	line, col := position(text, bodyOff)
+	t, err := parseTemplateAt(file, text, body, line, col, 0)
+	if err != nil {
+		errs.add(err)
+		return nil, errs.Err()
+	}
+	m.SQL = t
+	kind := map[Kind]envKind{WholeTable: envWhole, TimePartitioned: envTime, ListPartitioned: envList}[m.Kind()]
+	errs.add(m.SQL.compile(prototype(kind)))
+	for _, a := range m.Config.Audits {
+		if a.SQL != nil {
+			errs.add(a.SQL.compile(prototype(kind)))
+		}
+	}
+	if m.Config.Batch > 1 && m.SQL.UsesPartition {
+		errs.add(&Error{File: file, Msg: "batch renders several partitions as one statement, so the template cannot use partition: use start and end"})
+	}
+	if m.Config.Batch > 1 && m.Kind() != TimePartitioned {
+		errs.add(&Error{File: file, Msg: "batch applies only to time-partitioned models"})
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// header finds the leading /* refill ... */ comment. It returns the YAML
+// inside, its offset in text, and the offset just past the comment.
+func header(text string) (yamlSrc string, yamlOff, end int, found bool, err error) {
+	i := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
+	if !strings.HasPrefix(text[i:], "/*") {
+		return "", 0, 0, false, nil
+	}
+	closeAt := strings.Index(text[i+2:], "*/")
+	inner := text[i+2:]
+	if closeAt >= 0 {
+		inner = inner[:closeAt]
+	}
+	word := strings.TrimLeft(inner, " \t")
+	if !strings.HasPrefix(word, "refill") || (len(word) > 6 && !unicode.IsSpace(rune(word[6]))) {
+		return "", 0, 0, false, nil // an ordinary comment
+	}
+	if closeAt < 0 {
+		return "", 0, 0, false, fmt.Errorf("the /* refill config comment is never closed with */")
+	}
+	yamlOff = i + 2 + (len(inner) - len(word)) + len("refill")
+	end = i + 2 + closeAt + 2
+	return text[yamlOff : i+2+closeAt], yamlOff, end, true, nil
+}
+
+// position returns the 1-based line and column of byte offset off in text.
+func position(text string, off int) (line, col int) {
+	line, col = 1, 1
+	for _, r := range text[:off] {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// modelName maps a path under the models folder to a model name.
+func modelName(rel string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(rel, path.Ext(rel)), "/", ".")
+}
+
+// Fingerprint identifies what a partition's data was computed from: the
+// rendered statement plus the configuration that shapes the stored table.
+// A partition whose recorded fingerprint differs is stale.
+func (m *Model) Fingerprint(rendered string) string {
+	h := sha256.New()
+	c := m.Config
+	fmt.Fprintf(h, "refill/1\npartition_by=%s\ngrain=%s\ntz=%s\nts=%t\nch=%+v\nsf.cluster=%s\n\n",
+		c.PartitionBy, c.Grain, c.Location, c.TimestampWindow, c.ClickHouse, c.Snowflake.ClusterBy)
+	h.Write([]byte(strings.TrimSpace(rendered)))
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Line returns the line of m's file at n, for messages.
+func (m *Model) Line(n int) string { return sourceLine(m.text, n) }

@@ -1,0 +1,211 @@
+package models
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const dailyRevenue = `/* refill
+partition_by: order_date   # output column holding the partition key
+grain: day
+start: 2024-01-01
+tags: [finance]
+*/
+SELECT order_date, count(*) AS orders, sum(amount) AS revenue
+FROM {{ source("raw.orders") }}
+WHERE order_date >= {{ start }} AND order_date < {{ end }}
+  AND amount >= {{ var("min_amount") }}
+GROUP BY order_date
+`
+
+func TestRender(t *testing.T) {
+	p := mustLoad(t, map[string]string{
+		"models/marts/daily_revenue.sql": dailyRevenue,
+		"models/marts/weekly.sql": `/* refill
+partition_by: week_start
+grain: week
+start: 2024-01-01
+depends_on_past: 1
+*/
+SELECT {{ partition }} AS k, {{ date_add(start, -6, "day") }} AS six_back,
+       {{ date_trunc("month", start) }} AS month_start,
+       {{ date_trunc("month", ident("order_date")) }} AS trunc_col,
+       {{ cast_timestamp(end) }} AS end_ts, {{ this }} AS me, {{ raw("1 + 1") }} AS two,
+       {{ var("region") }} AS region, {{ ["a", "it's"] }} AS list
+FROM {{ ref("daily_revenue") }}`,
+		"models/by_region.sql": "/* refill\npartition_by: region\nvalues: [eu, us]\n*/\nSELECT {{ partition }} AS region FROM {{ ref(\"marts.daily_revenue\") }}",
+	})
+	s := &Scope{Dialect: ansi{}, Schema: "main", Vars: p.Vars}
+	m := mustModel(t, p, "marts.daily_revenue")
+	part, err := m.Partition("2024-01-02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Render(s, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `SELECT order_date, count(*) AS orders, sum(amount) AS revenue
+FROM "raw"."orders"
+WHERE order_date >= DATE '2024-01-02' AND order_date < DATE '2024-01-03'
+  AND amount >= 10
+GROUP BY order_date`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("render (-want +got):\n%s", diff)
+	}
+
+	w := mustModel(t, p, "weekly")
+	wp, _ := w.Partition("2024-W02")
+	got, err = w.Render(s, wp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `SELECT '2024-W02' AS k, DATE '2024-01-02' AS six_back,
+       DATE '2024-01-01' AS month_start,
+       date_trunc('month', "order_date") AS trunc_col,
+       TIMESTAMP '2024-01-15 00:00:00' AS end_ts, "marts"."weekly" AS me, 1 + 1 AS two,
+       'eu' AS region, ('a', 'it''s') AS list
+FROM "marts"."daily_revenue"`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("render weekly (-want +got):\n%s", diff)
+	}
+
+	r := mustModel(t, p, "by_region")
+	rp, err := r.Partition("us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = r.Render(s, rp)
+	if want := `SELECT 'us' AS region FROM "marts"."daily_revenue"`; got != want {
+		t.Errorf("list render = %q, want %q", got, want)
+	}
+	if len(w.Upstream) != 1 || w.Upstream[0] != m {
+		t.Errorf("weekly upstream = %v, want [%s]", w.Upstream, m.Name)
+	}
+}
+
+func TestRenderBatchSpansWindows(t *testing.T) {
+	p := mustLoad(t, map[string]string{"models/d.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nbatch: 7\n*/\nSELECT {{ start }}, {{ end }}, {{ partitions }}"})
+	m := mustModel(t, p, "d")
+	parts := m.Partitions(date("2024-01-01"), date("2024-01-03"))
+	got, err := m.Render(&Scope{Dialect: ansi{}}, parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "SELECT DATE '2024-01-01', DATE '2024-01-04', ('2024-01-01', '2024-01-02', '2024-01-03')"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestVarsAreQuotedLiterals(t *testing.T) {
+	p := mustLoad(t, map[string]string{"models/v.sql": "SELECT * FROM t WHERE region = {{ var(\"region\") }}"})
+	m := mustModel(t, p, "v")
+	s := &Scope{Dialect: ansi{}, Vars: map[string]any{"region": "eu'; DROP TABLE t; --"}}
+	got, err := m.Render(s, Partition{Key: WholeTableKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `SELECT * FROM t WHERE region = 'eu''; DROP TABLE t; --'`; got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if ParseScalar("10") != 10 || ParseScalar("eu") != "eu" || ParseScalar("1.5") != 1.5 || ParseScalar("it's") != "it's" {
+		t.Error("ParseScalar does not read CLI values as YAML scalars")
+	}
+}
+
+func TestTimeZoneWindowsRenderInUTC(t *testing.T) {
+	p := mustLoad(t, map[string]string{"models/local.sql": "/* refill\npartition_by: ts\ngrain: day\nstart: 2024-03-01\ntimezone: Europe/Berlin\n*/\nSELECT {{ start }}, {{ end }}, {{ cast_date(start) }}"})
+	m := mustModel(t, p, "local")
+	part, err := m.Partition("2024-03-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Render(&Scope{Dialect: ansi{}}, part)
+	if want := "SELECT TIMESTAMP '2024-03-30 23:00:00', TIMESTAMP '2024-03-31 22:00:00', DATE '2024-03-31'"; got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if got := part.End.Sub(part.Start); got != 23*time.Hour {
+		t.Errorf("the spring-forward day lasts %v", got)
+	}
+}
+
+// TestModelErrors checks that each mistake is reported at file:line:col.
+func TestModelErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"typo", "/* refill\npartiton_by: order_date\ngrain: day\n*/\nSELECT 1",
+			`models/m.sql:2:1: unknown key "partiton_by" in model config (did you mean "partition_by"?)`},
+		{"bad grain", "/* refill\npartition_by: d\ngrain: dya\nstart: 2024-01-01\n*/\nSELECT 1",
+			`models/m.sql:3:8: unknown grain "dya" (want hour, day, week, month or year) (did you mean "day"?)`},
+		{"bad start", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-13-01\n*/\nSELECT 1",
+			`models/m.sql:4:8: start: invalid date or partition key "2024-13-01": month out of range`},
+		{"no start", "/* refill\npartition_by: d\ngrain: day\n*/\nSELECT 1",
+			`a time-partitioned model needs start`},
+		{"bad yaml", "/* refill\npartition_by: [d\n*/\nSELECT 1", `invalid YAML: did not find expected`},
+		{"template syntax", "SELECT 1\nFROM t WHERE x = {{ start + }}", `models/m.sql:2:27: template: unexpected token EOF`},
+		{"unknown name", "SELECT {{ strat }}", `models/m.sql:1:11: template: unknown name strat`},
+		{"start on table model", "SELECT {{ start }}", `models/m.sql:1:11: template: unknown name start`},
+		{"unknown ref", "SELECT * FROM {{ ref(\"nope\") }}", `models/m.sql:1:18: ref("nope"): unknown model "nope"`},
+		{"unknown var", "SELECT {{ var(\"nope\") }}", `models/m.sql:1:11: var("nope") is not set`},
+		{"dynamic ref", "SELECT * FROM {{ ref(var(\"region\")) }}", `models/m.sql:1:18: template: ref() needs a name in quotes`},
+		{"unclosed", "SELECT {{ 1", `models/m.sql:1:8: unclosed {{`},
+		{"empty", "/* refill\n*/\n", `the model has no SQL`},
+		{"batch partition", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nbatch: 3\n*/\nSELECT {{ partition }}", `cannot use partition`},
+		{"grain and values", "/* refill\npartition_by: d\ngrain: day\nvalues: [a]\nstart: 2024-01-01\n*/\nSELECT 1", `models/m.sql:3:8: a model has either grain`},
+		{"audit", "/* refill\naudits:\n  - not_nul: [a]\n*/\nSELECT 1", `models/m.sql:3:5: unknown key "not_nul" in audit (did you mean "not_null"?)`},
+		{"hour tz", "/* refill\npartition_by: d\ngrain: hour\nstart: 2024-01-01\ntimezone: Europe/Berlin\n*/\nSELECT 1", `models/m.sql:5:11: hour partitions are always UTC`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, map[string]string{"models/m.sql": tc.text})
+			if err == nil {
+				t.Fatalf("loaded without error; want %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error:\n%v\nwant it to contain:\n%s", err, tc.want)
+			}
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Errorf("error is a %T, not an ErrorList", err)
+			}
+		})
+	}
+}
+
+func TestErrorQuotesTheLine(t *testing.T) {
+	_, err := load(t, map[string]string{"models/m.sql": "/* refill\npartiton_by: d\n*/\nSELECT 1"})
+	want := "models/m.sql:2:1: unknown key \"partiton_by\" in model config (did you mean \"partition_by\"?)\n     2 | partiton_by: d\n       | ^"
+	if err == nil || err.Error() != want {
+		t.Errorf("got:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+func TestValidateCollectsEveryError(t *testing.T) {
+	_, err := load(t, map[string]string{
+		"models/a.sql": "SELECT {{ nope }}",
+		"models/b.sql": "/* refill\ngrian: day\n*/\nSELECT 1",
+	})
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 2 {
+		t.Fatalf("want 2 errors, got %v", err)
+	}
+	if list[0].File != "models/a.sql" || list[1].File != "models/b.sql" {
+		t.Errorf("errors not sorted by file: %v", err)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	p := mustLoad(t, map[string]string{"models/d.sql": dailyRevenue})
+	m := mustModel(t, p, "d")
+	a, b := m.Fingerprint("SELECT 1"), m.Fingerprint("SELECT 2")
+	if a == b || len(a) != 16 {
+		t.Errorf("fingerprints %q and %q", a, b)
+	}
+	if m.Fingerprint("SELECT 1\n") != a {
+		t.Error("trailing whitespace changes the fingerprint")
+	}
+}

@@ -1,0 +1,391 @@
+package models
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ProjectFile is the name of the file that marks a project's folder.
+const ProjectFile = "refill.yml"
+
+// Project is a loaded refill project: its configuration and its models.
+type Project struct {
+	ModelsDir     string // relative to the project folder
+	SeedsDir      string
+	DefaultTarget string
+	Targets       map[string]*Target
+	Vars          map[string]any
+	Models        []*Model // sorted by name
+	Graph         *Graph
+
+	byName  map[string]*Model
+	byTable map[string][]*Model // by table name, for short ref() names
+	text    string
+}
+
+// Target is one warehouse a project can run against, from refill.yml.
+type Target struct {
+	Name    string
+	Adapter string // duckdb, clickhouse, snowflake
+	// Path is the DuckDB database file, relative to the project folder.
+	Path string
+	// DSN is the connection string. It may hold credentials: never print it.
+	DSN          string
+	Schema       string // default schema for top-level models
+	LedgerSchema string // where the ledger lives (default "refill")
+	StageSchema  string // where staging tables live (default "refill_stage")
+	// Concurrency caps --concurrency for this target; 0 means no cap.
+	Concurrency int
+	Warehouse   string // Snowflake virtual warehouse for this target
+
+	file string
+	pos  map[string][2]int // key -> line, col in refill.yml
+	text string
+	// deferred holds errors (unset environment variables) that matter only
+	// when this target is used.
+	deferred ErrorList
+}
+
+var targetKeys = []string{"adapter", "path", "dsn", "schema", "ledger_schema", "stage_schema", "concurrency", "warehouse"}
+
+// Has reports whether refill.yml sets key for the target (even to an
+// environment variable that is not set).
+func (t *Target) Has(key string) bool {
+	_, ok := t.pos[key]
+	return ok
+}
+
+// Err reports problems that only matter once the target is used, such as
+// an environment variable its settings need that is not set.
+func (t *Target) Err() error { return t.deferred.Err() }
+
+// Errorf returns an error positioned at key's value in refill.yml (or at
+// the target itself when key is "" or absent).
+func (t *Target) Errorf(key, format string, args ...any) error {
+	p, ok := t.pos[key]
+	if !ok {
+		p = t.pos[""]
+	}
+	return &Error{File: t.file, Line: p[0], Col: p[1], Msg: fmt.Sprintf(format, args...), Source: sourceLine(t.text, p[0])}
+}
+
+// String describes the target without its DSN.
+func (t *Target) String() string {
+	if t.Path != "" {
+		return fmt.Sprintf("%s (%s, %s)", t.Name, t.Adapter, t.Path)
+	}
+	return fmt.Sprintf("%s (%s)", t.Name, t.Adapter)
+}
+
+// LoadOptions adjust how a project loads.
+type LoadOptions struct {
+	// LookupEnv resolves ${VAR} in refill.yml; os.LookupEnv when nil.
+	LookupEnv func(string) (string, bool)
+	// Vars override and extend the vars of refill.yml (from --var).
+	Vars map[string]any
+}
+
+var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars"}
+
+// Load reads the project in fsys, whose root is the project folder. It
+// returns every problem it finds, as an ErrorList, rather than the first.
+func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	raw, err := fs.ReadFile(fsys, ProjectFile)
+	if err != nil {
+		return nil, &Error{File: ProjectFile, Msg: fmt.Sprintf("cannot read the project file: %v", err), Err: err}
+	}
+	var errs ErrorList
+	p := &Project{ModelsDir: "models", SeedsDir: "seeds", Targets: map[string]*Target{}, Vars: map[string]any{}, text: string(raw)}
+	d := &yamlDoc{file: ProjectFile, text: p.text, errs: &errs}
+	root := d.parse(p.text)
+	if root == nil {
+		return nil, errs.Err()
+	}
+	var targetNode *yaml.Node
+	d.fields(root, ProjectFile, projectKeys, func(key string, v *yaml.Node) {
+		switch key {
+		case "name":
+		case "models":
+			p.ModelsDir, _ = d.str(v, key)
+		case "seeds":
+			p.SeedsDir, _ = d.str(v, key)
+		case "target":
+			targetNode = v
+			p.DefaultTarget, _ = d.str(v, key)
+		case "targets":
+			d.entries(v, "targets", func(k, v *yaml.Node) {
+				p.Targets[k.Value] = decodeTarget(d, k, v, opts.LookupEnv)
+			})
+		case "vars":
+			d.entries(v, "vars", func(k, v *yaml.Node) {
+				p.Vars[k.Value] = expandValue(d, v, d.value(v), opts.LookupEnv)
+			})
+		}
+	})
+	for k, v := range opts.Vars {
+		p.Vars[k] = v
+	}
+	switch {
+	case len(p.Targets) == 0:
+		d.errAt(root, "refill.yml needs at least one target under targets:, e.g. dev: {adapter: duckdb, path: warehouse.duckdb}")
+	case p.DefaultTarget == "" && len(p.Targets) == 1:
+		for name := range p.Targets {
+			p.DefaultTarget = name
+		}
+	case p.DefaultTarget == "":
+		d.errAt(root, "refill.yml has several targets: name the default with target:")
+	case p.Targets[p.DefaultTarget] == nil:
+		d.errAt(targetNode, "target %q is not defined under targets:%s", p.DefaultTarget, suggest(p.DefaultTarget, p.TargetNames()))
+	}
+	p.ModelsDir = path.Clean(p.ModelsDir)
+	p.SeedsDir = path.Clean(p.SeedsDir)
+	errs.add(p.loadModels(fsys))
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func decodeTarget(d *yamlDoc, k, v *yaml.Node, lookup func(string) (string, bool)) *Target {
+	line, col := d.pos(k)
+	t := &Target{Name: k.Value, LedgerSchema: "refill", StageSchema: "refill_stage", file: d.file, text: d.text,
+		pos: map[string][2]int{"": {line, col}}}
+	sub := &yamlDoc{file: d.file, text: d.text, errs: &t.deferred}
+	d.fields(v, "target "+k.Value, targetKeys, func(key string, v *yaml.Node) {
+		line, col := d.pos(v)
+		t.pos[key] = [2]int{line, col}
+		if key == "concurrency" {
+			t.Concurrency, _ = d.int(v, key, 1)
+			return
+		}
+		s, ok := d.str(v, key)
+		if !ok {
+			return
+		}
+		s = expand(sub, v, s, lookup)
+		switch key {
+		case "adapter":
+			t.Adapter = s
+		case "path":
+			t.Path = s
+		case "dsn":
+			t.DSN = s
+		case "schema":
+			t.Schema = s
+		case "ledger_schema":
+			t.LedgerSchema = s
+		case "stage_schema":
+			t.StageSchema = s
+		case "warehouse":
+			t.Warehouse = s
+		}
+	})
+	if t.Adapter == "" {
+		d.errAt(k, "target %s needs adapter: (duckdb, clickhouse or snowflake)", k.Value)
+	}
+	return t
+}
+
+var envRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expand replaces ${VAR} and ${VAR:-default} in s, recording an error in d
+// for each variable that is unset and has no default.
+func expand(d *yamlDoc, n *yaml.Node, s string, lookup func(string) (string, bool)) string {
+	return envRE.ReplaceAllStringFunc(s, func(ref string) string {
+		m := envRE.FindStringSubmatch(ref)
+		if v, ok := lookup(m[1]); ok && v != "" {
+			return v
+		}
+		if m[2] != "" {
+			return m[3]
+		}
+		d.errAt(n, "environment variable %s is not set (refill.yml reads it as ${%s})", m[1], m[1])
+		return ""
+	})
+}
+
+func expandValue(d *yamlDoc, n *yaml.Node, v any, lookup func(string) (string, bool)) any {
+	if s, ok := v.(string); ok && strings.Contains(s, "${") {
+		return expand(d, n, s, lookup)
+	}
+	return v
+}
+
+// TargetNames returns the names of the project's targets, sorted.
+func (p *Project) TargetNames() []string {
+	names := make([]string, 0, len(p.Targets))
+	for n := range p.Targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Target returns the named target, or the default one for "". Its Err is
+// included, so a target that needs an unset environment variable fails here.
+func (p *Project) Target(name string) (*Target, error) {
+	if name == "" {
+		name = p.DefaultTarget
+	}
+	t, ok := p.Targets[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q: refill.yml defines %s%s", name, strings.Join(p.TargetNames(), ", "), suggest(name, p.TargetNames()))
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Model returns the model named name: a full name (marts.daily_revenue) or
+// a table name that only one model has (daily_revenue).
+func (p *Project) Model(name string) (*Model, error) {
+	if m, ok := p.byName[name]; ok {
+		return m, nil
+	}
+	if ms := p.byTable[name]; len(ms) == 1 {
+		return ms[0], nil
+	} else if len(ms) > 1 {
+		names := make([]string, len(ms))
+		for i, m := range ms {
+			names[i] = m.Name
+		}
+		return nil, fmt.Errorf("model name %q is ambiguous: it could be %s: %w", name, strings.Join(names, " or "), ErrUnknownModel)
+	}
+	known := make([]string, 0, 2*len(p.Models))
+	for _, m := range p.Models {
+		known = append(known, m.Name)
+		if len(p.byTable[m.Relation.Name]) == 1 && m.Name != m.Relation.Name {
+			known = append(known, m.Relation.Name)
+		}
+	}
+	return nil, fmt.Errorf("%w %q%s", ErrUnknownModel, name, suggest(name, known))
+}
+
+// loadModels parses every .sql file under the models folder and links refs.
+func (p *Project) loadModels(fsys fs.FS) error {
+	var errs ErrorList
+	p.byName, p.byTable = map[string]*Model{}, map[string][]*Model{}
+	if _, err := fs.Stat(fsys, p.ModelsDir); err != nil {
+		errs.add(&Error{File: ProjectFile, Msg: fmt.Sprintf("models folder %q not found", p.ModelsDir)})
+		return errs.Err()
+	}
+	err := fs.WalkDir(fsys, p.ModelsDir, func(file string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() || path.Ext(file) != ".sql" {
+			return nil
+		}
+		raw, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(file, p.ModelsDir+"/")
+		m, err := parseModel(modelName(rel), file, string(raw))
+		if err != nil {
+			errs.add(err)
+			return nil
+		}
+		p.Models = append(p.Models, m)
+		p.byName[m.Name] = m
+		p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
+		return nil
+	})
+	if err != nil {
+		errs.add(&Error{File: p.ModelsDir, Msg: err.Error(), Err: err})
+	}
+	sort.Slice(p.Models, func(i, j int) bool { return p.Models[i].Name < p.Models[j].Name })
+	for _, m := range p.Models {
+		errs.add(p.link(m))
+	}
+	if len(errs) == 0 {
+		g, err := newGraph(p.Models)
+		errs.add(err)
+		p.Graph = g
+	}
+	return errs.Err()
+}
+
+// link resolves m's ref() names and checks its var() names.
+func (p *Project) link(m *Model) error {
+	var errs ErrorList
+	m.upstream = map[string]*Model{}
+	templates := []*Template{m.SQL}
+	for _, a := range m.Config.Audits {
+		if a.SQL != nil {
+			templates = append(templates, a.SQL)
+		}
+	}
+	for _, t := range templates {
+		for _, name := range t.Refs {
+			up, err := p.Model(name)
+			if err != nil {
+				line, col := t.position("ref", name)
+				errs.add(t.errorAt(line, col, "ref(%q): %v", name, err))
+				continue
+			}
+			if up == m {
+				line, col := t.position("ref", name)
+				errs.add(t.errorAt(line, col, "ref(%q): a model cannot read its own table through ref; use this", name))
+				continue
+			}
+			if _, dup := m.upstream[name]; !dup {
+				m.upstream[name] = up
+				if !containsModel(m.Upstream, up) {
+					m.Upstream = append(m.Upstream, up)
+				}
+			}
+		}
+		for _, name := range t.Vars {
+			if _, ok := p.Vars[name]; !ok {
+				line, col := t.position("var", name)
+				errs.add(t.errorAt(line, col, "var(%q) is not set: add it under vars: in refill.yml or pass --var %s=VALUE", name, name))
+			}
+		}
+	}
+	for name := range m.Config.DependsOnPast {
+		if name == "*" {
+			continue
+		}
+		if up, err := p.Model(name); err != nil || !containsModel(m.Upstream, up) {
+			errs.add(&Error{File: m.Path, Msg: fmt.Sprintf("depends_on_past names %q, which the model does not ref()", name)})
+		}
+	}
+	return errs.Err()
+}
+
+func containsModel(list []*Model, m *Model) bool {
+	for _, x := range list {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// DependsOnPast returns how many extra partitions of look-back m's partitions
+// need from upstream model up.
+func (m *Model) DependsOnPast(up *Model) int {
+	if n, ok := m.Config.DependsOnPast[up.Name]; ok {
+		return n
+	}
+	for name, u := range m.upstream {
+		if u == up {
+			if n, ok := m.Config.DependsOnPast[name]; ok {
+				return n
+			}
+		}
+	}
+	return m.Config.DependsOnPast["*"]
+}

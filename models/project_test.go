@@ -1,0 +1,59 @@
+package models
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestProjectConfig(t *testing.T) {
+	yml := `
+models: models
+target: dev
+targets:
+  dev:  {adapter: duckdb, path: warehouse.duckdb, concurrency: 2}
+  prod: {adapter: snowflake, dsn: "${SNOWFLAKE_DSN}", warehouse: "${WH:-BIG_WH}"}
+vars: {min_amount: 10, who: "${USER_NAME}"}
+`
+	env := map[string]string{"USER_NAME": "ana"}
+	fsys := fstest.MapFS{"refill.yml": {Data: []byte(yml)}, "models/a.sql": {Data: []byte("SELECT 1")}}
+	p, err := Load(fsys, LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Vars: map[string]any{"min_amount": 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Vars["min_amount"] != 20 || p.Vars["who"] != "ana" {
+		t.Errorf("vars = %v", p.Vars)
+	}
+	dev, err := p.Target("")
+	if err != nil || dev.Path != "warehouse.duckdb" || dev.Concurrency != 2 || dev.LedgerSchema != "refill" {
+		t.Errorf("dev = %+v, %v", dev, err)
+	}
+	// prod needs SNOWFLAKE_DSN, which is unset: an error only when prod is used.
+	_, err = p.Target("prod")
+	if err == nil || !strings.Contains(err.Error(), "refill.yml:6:") || !strings.Contains(err.Error(), "SNOWFLAKE_DSN is not set") {
+		t.Errorf("Target(prod) error = %v", err)
+	}
+	if p.Targets["prod"].Warehouse != "BIG_WH" {
+		t.Errorf("default not applied: %q", p.Targets["prod"].Warehouse)
+	}
+	if _, err := p.Target("stage"); err == nil || !strings.Contains(err.Error(), "unknown target") {
+		t.Errorf("unknown target: %v", err)
+	}
+}
+
+func TestProjectConfigErrors(t *testing.T) {
+	for yml, want := range map[string]string{
+		"targets:\n  dev: {adaptor: duckdb}\n":                 `refill.yml:2:9: unknown key "adaptor" in target dev (did you mean "adapter"?)`,
+		"target: prd\ntargets:\n  prod: {adapter: duckdb}\n":   `refill.yml:1:9: target "prd" is not defined under targets: (did you mean "prod"?)`,
+		"modles: x\ntargets:\n  dev: {adapter: duckdb}\n":      `refill.yml:1:1: unknown key "modles" in refill.yml (did you mean "models"?)`,
+		"targets:\n  dev: {adapter: duckdb, concurrency: 0}\n": `refill.yml:2:39: concurrency must be at least 1`,
+		"targets: [\n": `refill.yml`,
+		"targets:\n  dev: {adapter: duckdb}\nmodels: elsewhere\n": `models folder "elsewhere" not found`,
+	} {
+		fsys := fstest.MapFS{"refill.yml": {Data: []byte(yml)}, "models/a.sql": {Data: []byte("SELECT 1")}}
+		_, err := Load(fsys, LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q:\n got %v\nwant %s", yml, err, want)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package models
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Scope is what rendering needs besides the partitions: the warehouse's
+// dialect, the default schema for top-level models and unqualified
+// sources, and the values of var().
+type Scope struct {
+	Dialect Dialect
+	Schema  string
+	Vars    map[string]any
+	// Refs optionally replaces the text ref() returns for some models, by
+	// model name. Publishing several models together uses it to point a
+	// model at its upstream's staged rows.
+	Refs map[string]SQL
+	// This optionally replaces the text of this (audits point it at the stage).
+	This SQL
+}
+
+// Relation returns the table model m is materialized in under s.
+func (s *Scope) Relation(m *Model) Relation {
+	r := m.Relation
+	if r.Schema == "" {
+		r.Schema = s.Schema
+	}
+	return r
+}
+
+// envKind selects the names a template may use.
+type envKind int
+
+const (
+	envWhole envKind = iota // an unpartitioned model
+	envTime                 // a time-partitioned model
+	envList                 // a list-partitioned model
+)
+
+// prototype returns an environment with every name of kind, holding values
+// of the right types, for type-checking at compile time.
+func prototype(kind envKind) map[string]any {
+	env := functions(nil, nil, nil)
+	env["this"] = SQL("")
+	env["partitions"] = []any{}
+	switch kind {
+	case envTime:
+		env["start"], env["end"] = Time{}, Time{}
+		env["partition"] = ""
+	case envList:
+		var v any
+		env["partition"] = v
+	}
+	return env
+}
+
+// functions returns the template functions bound to a model and scope.
+// With a nil scope the functions only serve type-checking.
+func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return map[string]any{
+		"ref": func(name string) (SQL, error) {
+			if s.Refs != nil {
+				if up, ok := m.upstream[name]; ok {
+					if text, ok := s.Refs[up.Name]; ok {
+						return text, nil
+					}
+				}
+			}
+			up, ok := m.upstream[name]
+			if !ok {
+				return "", fmt.Errorf("ref(%q): %w", name, ErrUnknownModel)
+			}
+			return SQL(s.Relation(up).Quote(s.Dialect)), nil
+		},
+		"source": func(name string) (SQL, error) {
+			r, err := ParseRelation(name)
+			if err != nil {
+				return "", err
+			}
+			if r.Schema == "" {
+				r.Schema = s.Schema
+			}
+			return SQL(r.Quote(s.Dialect)), nil
+		},
+		"var": func(name string) (any, error) {
+			v, ok := s.Vars[name]
+			if !ok {
+				return nil, fmt.Errorf("var(%q) is not set: add it under vars: in refill.yml or pass --var %s=VALUE", name, name)
+			}
+			return v, nil
+		},
+		"raw": func(v any) SQL {
+			switch v := v.(type) {
+			case SQL:
+				return v
+			case string:
+				return SQL(v)
+			}
+			return SQL(fmt.Sprint(v))
+		},
+		"ident": func(name string) SQL { return SQL(s.Dialect.QuoteIdent(name)) },
+		"date_add": func(x any, n int, unit string) (any, error) {
+			g, err := ParseGrain(unit)
+			if err != nil {
+				return nil, err
+			}
+			switch x := x.(type) {
+			case Time:
+				t := x.T.In(loc)
+				if g == Hour {
+					t = t.Add(time.Duration(n) * time.Hour)
+				} else {
+					y, mo, d := t.Date()
+					h, mi, sec := t.Clock()
+					switch g {
+					case Day:
+						t = time.Date(y, mo, d+n, h, mi, sec, t.Nanosecond(), loc)
+					case Week:
+						t = time.Date(y, mo, d+7*n, h, mi, sec, t.Nanosecond(), loc)
+					case Month:
+						t = time.Date(y, mo+time.Month(n), d, h, mi, sec, t.Nanosecond(), loc)
+					case Year:
+						t = time.Date(y+n, mo, d, h, mi, sec, t.Nanosecond(), loc)
+					}
+				}
+				return Time{T: t, Timestamp: x.Timestamp}, nil
+			case SQL:
+				return SQL(s.Dialect.DateAdd(string(x), n, g)), nil
+			}
+			return nil, fmt.Errorf("date_add needs a date (start, end) or SQL (raw, ident), not %T", x)
+		},
+		"date_trunc": func(unit string, x any) (any, error) {
+			g, err := ParseGrain(unit)
+			if err != nil {
+				return nil, err
+			}
+			switch x := x.(type) {
+			case Time:
+				return Time{T: g.Truncate(x.T, loc), Timestamp: x.Timestamp}, nil
+			case SQL:
+				return SQL(s.Dialect.DateTrunc(g, string(x))), nil
+			}
+			return nil, fmt.Errorf("date_trunc needs a date (start, end) or SQL (raw, ident), not %T", x)
+		},
+		"cast_date": func(x any) (any, error) {
+			switch x := x.(type) {
+			case Time:
+				return Time{T: x.T.In(loc), Timestamp: false}, nil
+			case SQL:
+				return SQL(s.Dialect.CastDate(string(x))), nil
+			}
+			return nil, fmt.Errorf("cast_date needs a date (start, end) or SQL (raw, ident), not %T", x)
+		},
+		"cast_timestamp": func(x any) (any, error) {
+			if t, ok := x.(Time); ok {
+				return Time{T: t.T, Timestamp: true}, nil
+			}
+			return nil, fmt.Errorf("cast_timestamp needs a date (start, end), not %T", x)
+		},
+	}
+}
+
+// Render renders m's statement for partitions, which must be consecutive
+// partitions of m (one, unless the model runs in batches). start and end
+// then span all of them.
+func (m *Model) Render(s *Scope, parts ...Partition) (string, error) {
+	env, err := m.env(s, parts)
+	if err != nil {
+		return "", err
+	}
+	sql, err := m.SQL.render(s.Dialect, env)
+	return trimStatement(sql), err
+}
+
+// trimStatement drops trailing blanks and semicolons, so adapters can wrap
+// the statement in their own.
+func trimStatement(sql string) string {
+	return strings.TrimRightFunc(sql, func(r rune) bool { return r == ';' || unicode.IsSpace(r) })
+}
+
+// RenderTemplate renders another template of m (an audit, a watermark
+// query) with the same names as m's statement.
+func (m *Model) RenderTemplate(t *Template, s *Scope, parts ...Partition) (string, error) {
+	env, err := m.env(s, parts)
+	if err != nil {
+		return "", err
+	}
+	sql, err := t.render(s.Dialect, env)
+	return trimStatement(sql), err
+}
+
+func (m *Model) env(s *Scope, parts []Partition) (map[string]any, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%s: render needs a partition", m.Name)
+	}
+	env := functions(m, s, m.Config.Location)
+	this := s.This
+	if this == "" {
+		this = SQL(s.Relation(m).Quote(s.Dialect))
+	}
+	env["this"] = this
+	keys := make([]any, len(parts))
+	for i, p := range parts {
+		keys[i] = p.Key
+		if m.Kind() == ListPartitioned {
+			keys[i] = p.Value
+		}
+	}
+	env["partitions"] = keys
+	switch m.Kind() {
+	case TimePartitioned:
+		first, last := parts[0], parts[len(parts)-1]
+		loc := m.Config.Location
+		env["start"] = Time{T: first.Start.In(loc), Timestamp: m.Config.TimestampWindow}
+		env["end"] = Time{T: last.End.In(loc), Timestamp: m.Config.TimestampWindow}
+		env["partition"] = first.Key
+	case ListPartitioned:
+		env["partition"] = parts[0].Value
+	}
+	return env, nil
+}

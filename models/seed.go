@@ -1,0 +1,221 @@
+package models
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ColumnType is a portable column type that every adapter maps to its own.
+type ColumnType string
+
+// The column types of seeds.
+const (
+	TypeBool      ColumnType = "boolean"
+	TypeInt       ColumnType = "bigint"
+	TypeFloat     ColumnType = "double"
+	TypeDate      ColumnType = "date"
+	TypeTimestamp ColumnType = "timestamp"
+	TypeString    ColumnType = "varchar"
+)
+
+// Column is one column of a seed.
+type Column struct {
+	Name     string
+	Type     ColumnType
+	Nullable bool // some value is empty
+}
+
+// Seed is a CSV file under the seeds folder, with column types inferred from
+// its values. seeds/raw/orders.csv loads into table raw.orders.
+type Seed struct {
+	Relation Relation
+	Path     string
+	Columns  []Column
+	// Rows hold typed values: bool, int64, float64, time.Time (UTC) for
+	// dates and timestamps, string, or nil for an empty field.
+	Rows [][]any
+}
+
+// LoadSeeds reads every .csv file under the project's seeds folder. A
+// missing folder means no seeds.
+func (p *Project) LoadSeeds(fsys fs.FS) ([]*Seed, error) {
+	var seeds []*Seed
+	var errs ErrorList
+	err := fs.WalkDir(fsys, p.SeedsDir, func(file string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && file == p.SeedsDir {
+			return fs.SkipAll
+		}
+		if err != nil || e.IsDir() || path.Ext(file) != ".csv" {
+			return err
+		}
+		rel := strings.TrimSuffix(strings.TrimPrefix(file, p.SeedsDir+"/"), ".csv")
+		rel = strings.ReplaceAll(rel, "/", ".")
+		r, err := ParseRelation(rel)
+		if err != nil || strings.Count(rel, ".") > 1 {
+			errs.add(&Error{File: file, Msg: "seed files go in seeds/<schema>/<table>.csv or seeds/<table>.csv"})
+			return nil
+		}
+		f, err := fsys.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		s, err := ParseSeed(file, f)
+		if err != nil {
+			errs.add(err)
+			return nil
+		}
+		s.Relation = r
+		seeds = append(seeds, s)
+		return nil
+	})
+	if err != nil {
+		errs.add(&Error{File: p.SeedsDir, Msg: err.Error(), Err: err})
+	}
+	sort.Slice(seeds, func(i, j int) bool { return seeds[i].Path < seeds[j].Path })
+	return seeds, errs.Err()
+}
+
+// ParseSeed reads a CSV with a header row and infers each column's type:
+// the narrowest of boolean, bigint, double, date, timestamp and varchar that
+// holds every non-empty value.
+func ParseSeed(file string, r io.Reader) (*Seed, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if err != nil {
+		return nil, &Error{File: file, Line: 1, Msg: fmt.Sprintf("cannot read the CSV header: %v", err)}
+	}
+	s := &Seed{Path: file}
+	seen := map[string]bool{}
+	for i, name := range header {
+		name = strings.TrimSpace(name)
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		if !identRE.MatchString(name) || seen[strings.ToLower(name)] {
+			return nil, &Error{File: file, Line: 1, Msg: fmt.Sprintf("column %d: %q is not a unique column name (letters, digits, _)", i+1, name)}
+		}
+		seen[strings.ToLower(name)] = true
+		s.Columns = append(s.Columns, Column{Name: name})
+	}
+	var records [][]string
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, &Error{File: file, Line: pe.Line, Col: pe.Column, Msg: pe.Err.Error()}
+			}
+			return nil, &Error{File: file, Msg: err.Error()}
+		}
+		records = append(records, rec)
+	}
+	for i := range s.Columns {
+		s.Columns[i].Type, s.Columns[i].Nullable = inferType(records, i)
+	}
+	s.Rows = make([][]any, len(records))
+	for r, rec := range records {
+		row := make([]any, len(rec))
+		for i, v := range rec {
+			row[i] = convert(v, s.Columns[i].Type)
+		}
+		s.Rows[r] = row
+	}
+	return s, nil
+}
+
+var (
+	dateLayouts = []string{"2006-01-02"}
+	tsLayouts   = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04"}
+)
+
+func inferType(records [][]string, col int) (ColumnType, bool) {
+	candidates := []ColumnType{TypeBool, TypeInt, TypeFloat, TypeDate, TypeTimestamp}
+	nullable, nonEmpty := false, false
+	for _, rec := range records {
+		v := rec[col]
+		if v == "" {
+			nullable = true
+			continue
+		}
+		nonEmpty = true
+		kept := candidates[:0]
+		for _, t := range candidates {
+			if fits(v, t) {
+				kept = append(kept, t)
+			}
+		}
+		candidates = kept
+		if len(candidates) == 0 {
+			break
+		}
+	}
+	if !nonEmpty || len(candidates) == 0 {
+		return TypeString, nullable
+	}
+	return candidates[0], nullable
+}
+
+func fits(v string, t ColumnType) bool {
+	switch t {
+	case TypeBool:
+		return v == "true" || v == "false"
+	case TypeInt:
+		_, err := strconv.ParseInt(v, 10, 64)
+		return err == nil
+	case TypeFloat:
+		_, err := strconv.ParseFloat(v, 64)
+		return err == nil
+	case TypeDate:
+		return parseAny(v, dateLayouts) != nil
+	case TypeTimestamp:
+		return parseAny(v, tsLayouts) != nil || parseAny(v, dateLayouts) != nil
+	}
+	return true
+}
+
+func parseAny(v string, layouts []string) *time.Time {
+	for _, l := range layouts {
+		if t, err := time.Parse(l, v); err == nil {
+			t = t.UTC()
+			return &t
+		}
+	}
+	return nil
+}
+
+func convert(v string, t ColumnType) any {
+	if v == "" {
+		return nil
+	}
+	switch t {
+	case TypeBool:
+		return v == "true"
+	case TypeInt:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	case TypeFloat:
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	case TypeDate:
+		return *parseAny(v, dateLayouts)
+	case TypeTimestamp:
+		if ts := parseAny(v, tsLayouts); ts != nil {
+			return *ts
+		}
+		return *parseAny(v, dateLayouts)
+	}
+	return v
+}

@@ -1,0 +1,254 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+	"go.yaml.in/yaml/v3"
+)
+
+// Template is SQL text with {{ expression }} placeholders. Each expression
+// is an expr-lang expression (https://expr-lang.org), compiled once when the
+// project loads and evaluated for every partition.
+type Template struct {
+	file   string
+	text   string // the whole file, for quoting offending lines
+	parts  []part
+	Refs   []string // names passed to ref(), in order of first use
+	Source []string // names passed to source()
+	Vars   []string // names passed to var()
+	// UsesPartition reports whether an expression reads partition, which is
+	// ambiguous when several partitions render as one batch.
+	UsesPartition bool
+
+	calls map[string][2]int // "ref\x00name" -> line, col of its first use
+}
+
+type part struct {
+	text string // literal SQL, when prog is nil
+	expr string
+	prog *vm.Program
+	// position of the expression's first character in the file; block is
+	// set when the template came from a YAML block scalar, whose columns
+	// are not tracked.
+	line, col int
+	block     bool
+}
+
+// parseTemplateAt splits src into literal text and expressions. src starts
+// at line:col of file, whose whole text is fileText.
+func parseTemplateAt(fileName, fileText, src string, line, col int, style yaml.Style) (*Template, error) {
+	t := &Template{file: fileName, text: fileText}
+	block := style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+	if block {
+		line, col = line+1, 0
+	}
+	posAt := func(off int) (int, int) {
+		l, c := line, col
+		for _, r := range src[:off] {
+			if r == '\n' {
+				l, c = l+1, 1
+			} else {
+				c++
+			}
+		}
+		if block {
+			c = 0
+		}
+		return l, c
+	}
+	rest, off := src, 0
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			t.parts = append(t.parts, part{text: rest})
+			return t, nil
+		}
+		t.parts = append(t.parts, part{text: rest[:i]})
+		j := closing(rest[i+2:])
+		l, c := posAt(off + i)
+		if j < 0 {
+			return nil, t.errorAt(l, c, "unclosed {{: every {{ needs a matching }}")
+		}
+		inner := rest[i+2 : i+2+j]
+		lead := len(inner) - len(strings.TrimLeft(inner, " \t\r\n"))
+		el, ec := posAt(off + i + 2 + lead)
+		if strings.TrimSpace(inner) == "" {
+			return nil, t.errorAt(l, c, "empty {{ }}")
+		}
+		t.parts = append(t.parts, part{expr: strings.TrimSpace(inner), line: el, col: ec, block: block})
+		off += i + 2 + j + 2
+		rest = rest[i+2+j+2:]
+	}
+}
+
+// closing returns the index of the "}}" that ends an expression, skipping
+// string literals, or -1.
+func closing(s string) int {
+	var quote rune
+	escaped := false
+	for i, r := range s {
+		switch {
+		case quote != 0:
+			if escaped {
+				escaped = false
+			} else if r == '\\' {
+				escaped = true
+			} else if r == quote {
+				quote = 0
+			}
+		case r == '"' || r == '\'' || r == '`':
+			quote = r
+		case r == '}' && strings.HasPrefix(s[i:], "}}"):
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *Template) errorAt(line, col int, format string, args ...any) *Error {
+	return &Error{File: t.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Source: sourceLine(t.text, line)}
+}
+
+// exprError positions an expr-lang error inside the file.
+func (t *Template) exprError(p *part, err error) *Error {
+	var fe *file.Error
+	if !errors.As(err, &fe) {
+		return t.errorAt(p.line, p.col, "%v", err)
+	}
+	line, col := p.line, p.col
+	if fe.Line > 1 {
+		line += fe.Line - 1
+		col = fe.Column + 1
+	} else if col > 0 {
+		col += fe.Column
+	}
+	if p.block {
+		col = 0
+	}
+	msg := fe.Message
+	var unknown string
+	if _, err := fmt.Sscanf(msg, "unknown name %s", &unknown); err == nil {
+		msg += suggest(unknown, templateNames)
+	}
+	return &Error{File: t.file, Line: line, Col: col, Msg: "template: " + msg, Source: sourceLine(t.text, line), Err: err}
+}
+
+// templateNames lists every name an expression may use, for suggestions.
+var templateNames = []string{
+	"start", "end", "partition", "partitions", "this", "ref", "source", "var", "raw", "ident",
+	"date_add", "date_trunc", "cast_date", "cast_timestamp",
+}
+
+// compile type-checks every expression against env, whose keys are the
+// names available to this template, and records static references.
+func (t *Template) compile(env map[string]any) error {
+	var errs ErrorList
+	seen := map[string]bool{}
+	t.calls = map[string][2]int{}
+	var cur *part
+	record := func(list *[]string, kind, name string, loc file.Location) {
+		if !seen[kind+name] {
+			seen[kind+name] = true
+			*list = append(*list, name)
+			line, col := cur.line, cur.col
+			if !cur.block && !strings.Contains(cur.expr[:min(loc.From, len(cur.expr))], "\n") {
+				col += loc.From
+			}
+			t.calls[kind+"\x00"+name] = [2]int{line, col}
+		}
+	}
+	for i := range t.parts {
+		p := &t.parts[i]
+		if p.expr == "" {
+			continue
+		}
+		prog, err := expr.Compile(p.expr, expr.Env(env), expr.DisableBuiltin("now"), expr.DisableBuiltin("date"))
+		if err != nil {
+			errs.add(t.exprError(p, err))
+			continue
+		}
+		p.prog = prog
+		cur = p
+		node := prog.Node()
+		ast.Walk(&node, visitFunc(func(n ast.Node) {
+			if id, ok := n.(*ast.IdentifierNode); ok && id.Value == "partition" {
+				t.UsesPartition = true
+			}
+			call, ok := n.(*ast.CallNode)
+			if !ok {
+				return
+			}
+			id, ok := call.Callee.(*ast.IdentifierNode)
+			if !ok || (id.Value != "ref" && id.Value != "source" && id.Value != "var") {
+				return
+			}
+			arg, ok := call.Arguments[0].(*ast.StringNode)
+			if !ok {
+				loc := call.Location()
+				errs.add(t.exprError(p, &file.Error{Location: loc, Line: 1, Column: loc.From,
+					Message: fmt.Sprintf("%s() needs a name in quotes, e.g. %s(%q), so refill can check it before running", id.Value, id.Value, "name")}))
+				return
+			}
+			switch id.Value {
+			case "ref":
+				record(&t.Refs, "ref", arg.Value, call.Location())
+			case "source":
+				record(&t.Source, "source", arg.Value, call.Location())
+			case "var":
+				record(&t.Vars, "var", arg.Value, call.Location())
+			}
+		}))
+	}
+	return errs.Err()
+}
+
+type visitFunc func(ast.Node)
+
+func (f visitFunc) Visit(n *ast.Node) { f(*n) }
+
+// render evaluates every expression with env and splices the results.
+func (t *Template) render(d Dialect, env map[string]any) (string, error) {
+	var b strings.Builder
+	for i := range t.parts {
+		p := &t.parts[i]
+		if p.prog == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		v, err := expr.Run(p.prog, env)
+		if err != nil {
+			return "", t.exprError(p, err)
+		}
+		s, err := Literal(d, v)
+		if err != nil {
+			return "", t.errorAt(p.line, p.col, "template: {{ %s }}: %v", p.expr, err)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// String returns the template's source text.
+func (t *Template) String() string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.expr != "" {
+			b.WriteString("{{ " + p.expr + " }}")
+		} else {
+			b.WriteString(p.text)
+		}
+	}
+	return b.String()
+}
+
+// position returns where the template first calls kind(name).
+func (t *Template) position(kind, name string) (line, col int) {
+	p := t.calls[kind+"\x00"+name]
+	return p[0], p[1]
+}

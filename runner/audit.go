@@ -1,0 +1,167 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// AuditResult is the outcome of one audit on one staged unit.
+type AuditResult struct {
+	Name     string
+	Severity models.Severity
+	Passed   bool
+	Message  string // what failed, with examples
+}
+
+// auditor runs a model's audits on a stage.
+type auditor struct {
+	a      adapters.Adapter
+	scope  *models.Scope
+	ledger *ledger // for row counts relative to the previous partition
+}
+
+// run runs every audit of the stage's model and returns the results.
+func (au *auditor) run(ctx context.Context, st *adapters.Stage, parts []models.Partition, v *verification) ([]AuditResult, error) {
+	m := st.Model
+	var out []AuditResult
+	for _, audit := range m.Config.Audits {
+		res := AuditResult{Name: audit.Name, Severity: audit.Severity, Passed: true}
+		msg, err := au.check(ctx, st, audit, parts, v)
+		if err != nil {
+			return nil, fmt.Errorf("audit %s (%s:%d): %w", audit.Name, m.Path, audit.Line, err)
+		}
+		if msg != "" {
+			res.Passed, res.Message = false, msg
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (au *auditor) check(ctx context.Context, st *adapters.Stage, audit models.Audit, parts []models.Partition, v *verification) (string, error) {
+	d := au.a.Dialect()
+	stage := st.Relation.Quote(d)
+	tag := st.Tag
+	tag.Step = "audit"
+	query := func(q string) (*adapters.Result, error) { return au.a.Query(ctx, q, tag) }
+	switch audit.Kind {
+	case models.AuditNotNull:
+		sums := make([]string, len(audit.Columns))
+		for i, c := range audit.Columns {
+			sums[i] = fmt.Sprintf("sum(CASE WHEN %s IS NULL THEN 1 ELSE 0 END)", d.QuoteIdent(c))
+		}
+		res, err := query(fmt.Sprintf("SELECT %s FROM %s", strings.Join(sums, ", "), stage))
+		if err != nil {
+			return "", err
+		}
+		var bad []string
+		for i, c := range audit.Columns {
+			if n := adapters.Int(res.Rows[0][i]); n > 0 {
+				bad = append(bad, fmt.Sprintf("%d rows have NULL %s", n, c))
+			}
+		}
+		return strings.Join(bad, ", "), nil
+	case models.AuditUnique:
+		cols := quoteAll(d, audit.Columns)
+		res, err := query(fmt.Sprintf("SELECT %s, count(*) AS n FROM %s GROUP BY %s HAVING count(*) > 1 ORDER BY n DESC LIMIT 3",
+			cols, stage, cols))
+		if err != nil || len(res.Rows) == 0 {
+			return "", err
+		}
+		return fmt.Sprintf("(%s) is not unique: %s", strings.Join(audit.Columns, ", "), describeRows(res, len(audit.Columns))), nil
+	case models.AuditAcceptedValues:
+		list, err := models.Literal(d, audit.Values)
+		if err != nil {
+			return "", err
+		}
+		col := d.QuoteIdent(audit.Columns[0])
+		res, err := query(fmt.Sprintf("SELECT %s, count(*) AS n FROM %s WHERE %s NOT IN %s GROUP BY %s ORDER BY n DESC LIMIT 5",
+			col, stage, col, list, col))
+		if err != nil || len(res.Rows) == 0 {
+			return "", err
+		}
+		return fmt.Sprintf("%s has values outside %v: %s", audit.Columns[0], audit.Values, describeRows(res, 1)), nil
+	case models.AuditRowCount:
+		return au.rowCount(st.Model, audit, parts, v), nil
+	case models.AuditSQL:
+		scope := *au.scope
+		scope.This = models.SQL(stage)
+		sql, err := st.Model.RenderTemplate(audit.SQL, &scope, parts...)
+		if err != nil {
+			return "", err
+		}
+		res, err := query(fmt.Sprintf("SELECT count(*) FROM (\n%s\n) audit_rows", sql))
+		if err != nil {
+			return "", err
+		}
+		if n := adapters.Int(res.Rows[0][0]); n > 0 {
+			return fmt.Sprintf("the audit query returned %d rows (it must return none)", n), nil
+		}
+		return "", nil
+	}
+	return "", fmt.Errorf("unknown audit kind %q", audit.Kind)
+}
+
+// rowCount checks bounds per partition; within compares each partition
+// with the previous one (in the same batch, or in the ledger).
+func (au *auditor) rowCount(m *models.Model, audit models.Audit, parts []models.Partition, v *verification) string {
+	var bad []string
+	for i, p := range parts {
+		n := v.rows[i]
+		if audit.Min != nil && n < *audit.Min {
+			bad = append(bad, fmt.Sprintf("%s has %d rows, fewer than %d", p.Key, n, *audit.Min))
+		}
+		if audit.Max != nil && n > *audit.Max {
+			bad = append(bad, fmt.Sprintf("%s has %d rows, more than %d", p.Key, n, *audit.Max))
+		}
+		if audit.Within == nil || m.Kind() != models.TimePartitioned {
+			continue
+		}
+		prev, prevKey, ok := int64(0), "", false
+		if i > 0 {
+			prev, prevKey, ok = v.rows[i-1], parts[i-1].Key, true
+		} else {
+			pp := m.Next(p, -1)
+			if r := au.ledger.record(m.Name, pp.Key); r != nil && r.State == adapters.StateDone {
+				prev, prevKey, ok = r.Rows, pp.Key, true
+			}
+		}
+		if !ok || prev == 0 {
+			continue
+		}
+		if change := math.Abs(float64(n-prev)) / float64(prev); change > *audit.Within {
+			bad = append(bad, fmt.Sprintf("%s has %d rows, %.0f%% off the %d of %s (allowed %.0f%%)",
+				p.Key, n, change*100, prev, prevKey, *audit.Within*100))
+		}
+	}
+	return strings.Join(bad, "; ")
+}
+
+func quoteAll(d models.Dialect, cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = d.QuoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+// describeRows prints up to three result rows as "a, b (n times)".
+func describeRows(res *adapters.Result, keyCols int) string {
+	var parts []string
+	for _, row := range res.Rows {
+		vals := make([]string, keyCols)
+		for i := range vals {
+			vals[i] = fmt.Sprint(row[i])
+			if row[i] == nil {
+				vals[i] = "NULL"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d rows)", strings.Join(vals, ", "), adapters.Int(row[keyCols])))
+	}
+	return strings.Join(parts, "; ")
+}

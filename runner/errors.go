@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrUsage marks a selection the runner cannot act on (a bad date, an
+// unknown model, contradictory flags). The CLI exits 2 for it.
+var ErrUsage = errors.New("usage")
+
+func usageErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// VerifyError reports staged rows outside the partition window. It is not
+// retried: the model's query is wrong, not the warehouse.
+type VerifyError struct {
+	Model   string
+	Outside int64  // rows outside the window (or with a NULL partition key)
+	Total   int64  // rows staged
+	Example string // one offending partition value
+	Window  string // the window, as text
+	Column  string
+	Missing bool // the query's result has no partition column at all
+}
+
+func (e *VerifyError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("verification failed: the query returns no column %q (partition_by); nothing was swapped", e.Column)
+	}
+	return fmt.Sprintf("verification failed: %d of %d rows have %s outside %s (e.g. %s); nothing was swapped",
+		e.Outside, e.Total, e.Column, e.Window, e.Example)
+}
+
+// AuditError reports blocking audits that failed on a staged partition.
+type AuditError struct {
+	Failures []AuditResult
+}
+
+func (e *AuditError) Error() string {
+	msgs := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		msgs[i] = f.Name + ": " + f.Message
+	}
+	return "audit failed: " + strings.Join(msgs, "; ") + "; nothing was swapped"
+}
+
+// permanent reports errors that retrying cannot fix.
+func permanent(err error) bool {
+	var v *VerifyError
+	var a *AuditError
+	return errors.As(err, &v) || errors.As(err, &a)
+}

@@ -1,0 +1,63 @@
+package runner
+
+import "time"
+
+// Status is a partition's outcome in a run.
+type Status string
+
+// Partition outcomes.
+const (
+	Succeeded Status = "succeeded"
+	Failed    Status = "failed"
+	Skipped   Status = "skipped" // not run: an upstream failed, or the run stopped
+)
+
+// PartitionResult is what a run did with one partition.
+type PartitionResult struct {
+	Model     string
+	Partition string
+	Status    Status
+	Rows      int64
+	Attempts  int
+	Duration  time.Duration
+	Err       error
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	RunID       string
+	Partitions  []PartitionResult // in plan order
+	Succeeded   int
+	Failed      int
+	Skipped     int
+	Interrupted bool     // the run was stopped before it finished
+	Warnings    []string // audits of severity warn that failed
+	Started     time.Time
+	Finished    time.Time
+}
+
+// EventKind tells events apart.
+type EventKind int
+
+// Events a run reports to its Observer.
+const (
+	EventStart     EventKind = iota // Total partitions are about to run
+	EventUnit                       // a unit of Partitions of Model started
+	EventRetry                      // the unit failed with transient Err; retry Attempt after Delay
+	EventPartition                  // Result is final
+	EventWarning                    // Message: an audit of severity warn failed
+	EventWaiting                    // Message: a lease is held; waiting for it
+)
+
+// Event is one thing that happened during a run.
+type Event struct {
+	Kind       EventKind
+	Total      int
+	Model      string
+	Partitions []string
+	Attempt    int
+	Delay      time.Duration
+	Err        error
+	Result     *PartitionResult
+	Message    string
+}

@@ -1,0 +1,423 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// RunOptions tune how a plan runs.
+type RunOptions struct {
+	RunID string // generated when empty
+	// Concurrency is how many units run at once; 0 means the adapter's
+	// default.
+	Concurrency int
+	// Retries is how many times a unit that failed with a transient error
+	// is retried, after RetryDelay doubled per attempt (with jitter).
+	Retries    int
+	RetryDelay time.Duration
+	// Batch, when positive, overrides every time-partitioned model's batch
+	// size; models whose SQL uses partition keep running one at a time.
+	Batch int
+	// SplitFailed retries each partition of a failed batch on its own.
+	SplitFailed bool
+	// FailFast stops launching work after the first failed partition.
+	FailFast bool
+	// Together stages and verifies every partition first, then publishes
+	// all of them in one transaction (adapters with Info.MultiTable only).
+	Together bool
+	// Wait is how long to wait for leases other runs hold; 0 fails at once.
+	Wait     time.Duration
+	LeaseTTL time.Duration // DefaultLeaseTTL when 0
+	// Observe receives progress events; it must not block for long.
+	Observe func(Event)
+	// Stop, when closed, stops launching work: in-flight units finish (their
+	// swaps commit or roll back) and the rest are skipped. Cancelling ctx
+	// aborts in-flight work too; transactions keep every partition whole.
+	Stop <-chan struct{}
+	// Command and Selection are recorded in the runs table.
+	Selection Selection
+}
+
+// ErrTogetherUnsupported is returned when --publish together meets an
+// adapter that cannot commit several tables at once.
+var ErrTogetherUnsupported = errors.New("--publish together is not supported")
+
+// Run executes plan. Partition failures are reported in the Summary, not
+// as an error; the error is for a run that could not start or finish (a
+// held lease, an unreachable ledger).
+func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary, error) {
+	info := r.Adapter.Info()
+	if opts.Together && !info.MultiTable {
+		return nil, fmt.Errorf("%w by %s: it cannot commit several tables in one transaction; publish per partition instead", ErrTogetherUnsupported, info.Name)
+	}
+	if opts.RunID == "" {
+		opts.RunID = NewRunID(r.now())
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = max(info.DefaultConcurrency, 1)
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.Observe == nil {
+		opts.Observe = func(Event) {}
+	}
+	e := &execution{r: r, plan: plan, opts: opts, observe: opts.Observe}
+	e.summary = &Summary{RunID: opts.RunID, Started: r.now()}
+	if len(plan.Steps) == 0 {
+		e.summary.Finished = e.summary.Started
+		return e.summary, nil
+	}
+	if err := r.Adapter.SetupLedger(ctx); err != nil {
+		return nil, fmt.Errorf("setting up the ledger: %w", err)
+	}
+	records, err := r.Records(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	}
+	e.ledger = indexLedger(records)
+	host, _ := os.Hostname()
+	run := &adapters.Run{ID: opts.RunID, Target: r.Target, Status: adapters.RunRunning, Selection: plan.Selection.JSON(),
+		Host: host, PID: os.Getpid(), StartedAt: e.summary.Started}
+	tables := e.tables()
+	if err := r.acquireLeases(ctx, opts.RunID, tables, opts.LeaseTTL, opts.Wait, opts.Observe); err != nil {
+		return nil, err
+	}
+	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), opts.RunID)
+	if err := r.Adapter.SaveRun(ctx, run); err != nil {
+		return nil, fmt.Errorf("recording the run: %w", err)
+	}
+	for _, t := range e.targets() {
+		if err := r.Adapter.CleanStages(ctx, t); err != nil {
+			opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("cleaning old staging tables of %s: %v", t, err)})
+		}
+	}
+	hbCtx, stopHeartbeat := context.WithCancel(ctx)
+	go r.heartbeat(hbCtx, opts.RunID, opts.LeaseTTL, opts.Observe)
+	defer stopHeartbeat()
+
+	e.nodes, e.units = schedule(plan, e.batchSize)
+	opts.Observe(Event{Kind: EventStart, Total: len(e.nodes)})
+	if opts.Together {
+		e.together(ctx)
+	} else {
+		e.loop(ctx)
+	}
+	s := e.finish()
+
+	run.FinishedAt, run.Succeeded, run.Failed, run.Skipped = s.Finished, s.Succeeded, s.Failed, s.Skipped
+	switch {
+	case s.Interrupted:
+		run.Status = adapters.RunInterrupted
+	case s.Failed > 0 || s.Skipped > 0:
+		run.Status = adapters.RunFailed
+	default:
+		run.Status = adapters.RunSucceeded
+	}
+	if err := r.Adapter.SaveRun(context.WithoutCancel(ctx), run); err != nil {
+		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording the run's end: %v", err)})
+	}
+	return s, nil
+}
+
+// execution is the state of one Run.
+type execution struct {
+	r       *Runner
+	plan    *Plan
+	opts    RunOptions
+	observe func(Event)
+	ledger  *ledger
+	nodes   []*node
+	units   []*unit
+	summary *Summary
+
+	mu       sync.Mutex
+	stopping bool   // no new work is launched
+	why      string // why the remaining work was skipped
+
+	// For --publish together: units staged and verified but not yet
+	// published, and the overlay views downstream models read.
+	staged   []*stagedUnit
+	overlays []models.Relation
+	refs     map[string]models.SQL
+}
+
+func (e *execution) tables() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range e.targets() {
+		if !seen[t.String()] {
+			seen[t.String()] = true
+			out = append(out, t.String())
+		}
+	}
+	return out
+}
+
+func (e *execution) targets() []models.Relation {
+	var out []models.Relation
+	seen := map[*models.Model]bool{}
+	for _, s := range e.plan.Steps {
+		if !seen[s.Model] {
+			seen[s.Model] = true
+			out = append(out, e.r.Scope.Relation(s.Model))
+		}
+	}
+	return out
+}
+
+func (e *execution) batchSize(m *models.Model) int {
+	if m.Kind() != models.TimePartitioned {
+		return 1
+	}
+	if e.opts.Batch > 0 && !m.SQL.UsesPartition {
+		return e.opts.Batch
+	}
+	return max(m.Config.Batch, 1)
+}
+
+func (e *execution) stopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopping && e.opts.Stop != nil {
+		select {
+		case <-e.opts.Stop:
+			e.stopping, e.why = true, "interrupted"
+			e.summary.Interrupted = true
+		default:
+		}
+	}
+	return e.stopping
+}
+
+func (e *execution) stop(why string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopping {
+		e.stopping, e.why = true, why
+	}
+}
+
+// loop launches ready units, at most Concurrency at a time, until every
+// node is final or the run stops.
+func (e *execution) loop(ctx context.Context) {
+	var ready []*unit
+	for _, u := range e.units {
+		if u.waiting == 0 {
+			ready = append(ready, u)
+		}
+	}
+	done := make(chan *unit)
+	running := 0
+	stop := e.opts.Stop
+	for {
+		for running < e.opts.Concurrency && len(ready) > 0 && !e.stopped() && ctx.Err() == nil {
+			sort.SliceStable(ready, func(i, j int) bool { return ready[i].order < ready[j].order })
+			u := ready[0]
+			ready = ready[1:]
+			running++
+			go func() {
+				e.runUnit(ctx, u)
+				done <- u
+			}()
+		}
+		if running == 0 {
+			break
+		}
+		select {
+		case u := <-done:
+			running--
+			for _, n := range u.nodes {
+				for _, w := range n.waiters {
+					if w.waiting--; w.waiting == 0 {
+						ready = append(ready, w)
+					}
+				}
+			}
+		case <-stop:
+			stop = nil
+			e.stopped()
+		}
+	}
+}
+
+// runUnit runs the unit's partitions whose upstreams all succeeded, as
+// batches of adjacent partitions.
+func (e *execution) runUnit(ctx context.Context, u *unit) {
+	var runnable []*node
+	for _, n := range u.nodes {
+		if why := failedDep(n); why != "" {
+			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
+			continue
+		}
+		runnable = append(runnable, n)
+	}
+	for _, group := range runs(runnable) {
+		for len(group) > 0 {
+			size := min(len(group), e.batchSize(u.model))
+			e.runGroup(ctx, group[:size])
+			group = group[size:]
+		}
+	}
+}
+
+// failedDep explains why n cannot run, or returns "".
+func failedDep(n *node) string {
+	for _, d := range n.deps {
+		if d.result.Status != Succeeded {
+			return fmt.Sprintf("upstream %s %s %s", d.result.Model, d.result.Partition, d.result.Status)
+		}
+	}
+	return ""
+}
+
+// runGroup runs one batch with retries, then splits it when it failed.
+func (e *execution) runGroup(ctx context.Context, group []*node) {
+	if e.stopped() || ctx.Err() != nil {
+		return
+	}
+	err, attempts, dur := e.attempt(ctx, group, false)
+	if err != nil && len(group) > 1 && e.opts.SplitFailed && !e.stopped() && ctx.Err() == nil {
+		e.observe(Event{Kind: EventWarning, Model: group[0].step.Model.Name, Err: err,
+			Message: fmt.Sprintf("batch %s failed; retrying its %d partitions one by one", keyRange(group), len(group))})
+		for _, n := range group {
+			e.runGroup(ctx, []*node{n})
+		}
+		return
+	}
+	if err != nil {
+		e.fail(ctx, group, err, attempts, dur)
+	}
+}
+
+// attempt runs group until it succeeds, fails for good, or runs out of
+// retries. On success it settles the nodes.
+func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (err error, attempts int, dur time.Duration) {
+	m := group[0].step.Model
+	keys := make([]string, len(group))
+	for i, n := range group {
+		keys[i] = n.step.Partition.Key
+	}
+	e.observe(Event{Kind: EventUnit, Model: m.Name, Partitions: keys})
+	start := time.Now()
+	for attempts = 1; ; attempts++ {
+		var staged *stagedUnit
+		staged, err = e.execute(ctx, group, attempts, keep)
+		if err == nil {
+			dur = time.Since(start)
+			if keep {
+				e.mu.Lock()
+				e.staged = append(e.staged, staged)
+				e.mu.Unlock()
+				return nil, attempts, dur
+			}
+			for i, n := range group {
+				e.settle(n, PartitionResult{Status: Succeeded, Rows: staged.records[i].Rows, Attempts: attempts, Duration: dur})
+			}
+			return nil, attempts, dur
+		}
+		if permanent(err) || !e.r.Adapter.Transient(err) || attempts > e.opts.Retries || e.stopped() || ctx.Err() != nil {
+			return err, attempts, time.Since(start)
+		}
+		delay := backoff(e.opts.RetryDelay, attempts)
+		e.observe(Event{Kind: EventRetry, Model: m.Name, Partitions: keys, Attempt: attempts + 1, Delay: delay, Err: err})
+		select {
+		case <-ctx.Done():
+			return err, attempts, time.Since(start)
+		case <-e.opts.Stop:
+			return err, attempts, time.Since(start)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// fail records the group's partitions as failed, in the ledger and the
+// summary. An interrupted attempt is not a failure of the partition: its
+// data is untouched, so it is reported as skipped and not recorded.
+func (e *execution) fail(ctx context.Context, group []*node, err error, attempts int, dur time.Duration) {
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		for _, n := range group {
+			e.settle(n, PartitionResult{Status: Skipped, Attempts: attempts, Err: errors.New("interrupted")})
+		}
+		return
+	}
+	now := e.r.now()
+	records := make([]adapters.Record, len(group))
+	for i, n := range group {
+		records[i] = e.failedRecord(n, err, attempts, now)
+	}
+	if lerr := e.r.Adapter.RecordPartitions(context.WithoutCancel(ctx), records); lerr != nil {
+		e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording failure of %s %s: %v", group[0].step.Model.Name, keyRange(group), lerr)})
+	}
+	for _, n := range group {
+		e.settle(n, PartitionResult{Status: Failed, Attempts: attempts, Duration: dur, Err: err})
+	}
+	if e.opts.FailFast {
+		e.stop("not run: --fail-fast stopped the run after a failure")
+	}
+}
+
+func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time) adapters.Record {
+	st := n.step
+	rec := adapters.Record{Model: st.Model.Name, Partition: st.Partition.Key, State: adapters.StateFailed,
+		RunID: e.opts.RunID, Attempts: attempts, WindowStart: st.Partition.Start, WindowEnd: st.Partition.End,
+		StartedAt: now, FinishedAt: now, Error: err.Error()}
+	if fp, ferr := (&assessor{scope: e.r.Scope}).fingerprint(st.Model, st.Partition); ferr == nil {
+		rec.Fingerprint = fp
+	}
+	if prev := st.Record; prev != nil {
+		// The table still holds the last published data.
+		rec.Rows, rec.PublishedAt, rec.Watermark = prev.Rows, prev.PublishedAt, prev.Watermark
+	}
+	return rec
+}
+
+// settle records n's final result.
+func (e *execution) settle(n *node, res PartitionResult) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	res.Model, res.Partition = n.result.Model, n.result.Partition
+	n.result, n.done = res, true
+	e.observe(Event{Kind: EventPartition, Model: res.Model, Partitions: []string{res.Partition}, Result: &res})
+}
+
+// finish skips whatever did not run and totals the summary.
+func (e *execution) finish() *Summary {
+	s := e.summary
+	why := e.why
+	if why == "" {
+		why = "not run"
+	}
+	for _, n := range e.nodes {
+		if !n.done {
+			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
+		}
+		s.Partitions = append(s.Partitions, n.result)
+		switch n.result.Status {
+		case Succeeded:
+			s.Succeeded++
+		case Failed:
+			s.Failed++
+		default:
+			s.Skipped++
+		}
+	}
+	s.Finished = e.r.now()
+	return s
+}
+
+func keyRange(group []*node) string {
+	first, last := group[0].step.Partition.Key, group[len(group)-1].step.Partition.Key
+	if first == last {
+		return first
+	}
+	return first + ".." + last
+}

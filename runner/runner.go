@@ -1,0 +1,56 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Runner plans and runs backfills of one project against one target.
+type Runner struct {
+	Project *models.Project
+	Target  string // the target's name, recorded with each run
+	Adapter adapters.Adapter
+	// Scope renders the models for this target: its dialect, default
+	// schema and vars.
+	Scope *models.Scope
+	// Clock stamps ledger records and leases; time.Now when nil.
+	Clock func() time.Time
+}
+
+func (r *Runner) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Records returns the ledger's records for every model of the project.
+func (r *Runner) Records(ctx context.Context) ([]adapters.Record, error) {
+	names := make([]string, len(r.Project.Models))
+	for i, m := range r.Project.Models {
+		names[i] = m.Name
+	}
+	return r.Adapter.Partitions(ctx, names)
+}
+
+// Plan reads the ledger and plans sel.
+func (r *Runner) Plan(ctx context.Context, sel Selection) (*Plan, error) {
+	records, err := r.Records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlan(r.Project, r.Scope, records, sel)
+}
+
+// NewRunID returns a sortable, unique run id such as
+// 20240102T030405Z-1a2b3c.
+func NewRunID(now time.Time) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}

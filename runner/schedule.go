@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"sort"
+
+	"github.com/refill/refill/models"
+)
+
+// node is one planned partition in the run's DAG.
+type node struct {
+	step    *Step
+	index   int // position in the plan
+	deps    []*node
+	unit    *unit
+	waiters []*unit // units that wait for this node
+	result  PartitionResult
+	done    bool // result is final
+}
+
+// unit is a group of consecutive partitions of one model that run as one
+// statement (a batch), or a single partition.
+type unit struct {
+	model   *models.Model
+	nodes   []*node
+	waiting int // unfinished nodes of other units this one depends on
+	order   int // graph position, for a stable launch order
+}
+
+// schedule builds the partition-level DAG of a plan and groups it into
+// units of at most batch(m) consecutive partitions.
+func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*unit) {
+	nodes = make([]*node, len(p.Steps))
+	byModel := map[*models.Model][]*node{}
+	for i := range p.Steps {
+		n := &node{step: &p.Steps[i], index: i}
+		n.result = PartitionResult{Model: n.step.Model.Name, Partition: n.step.Partition.Key}
+		nodes[i] = n
+		byModel[n.step.Model] = append(byModel[n.step.Model], n)
+	}
+	// Dependencies: a partition waits for the planned upstream partitions
+	// its window reads (models.DependencySpan).
+	for _, n := range nodes {
+		m := n.step.Model
+		for _, up := range m.Upstream {
+			upNodes := byModel[up]
+			if len(upNodes) == 0 {
+				continue
+			}
+			span := models.DependencySpan(m, n.step.Partition, up)
+			if span.All || up.Kind() != models.TimePartitioned {
+				n.deps = append(n.deps, upNodes...)
+				continue
+			}
+			i := sort.Search(len(upNodes), func(i int) bool { return upNodes[i].step.Partition.End.After(span.Start) })
+			for ; i < len(upNodes) && upNodes[i].step.Partition.Start.Before(span.End); i++ {
+				n.deps = append(n.deps, upNodes[i])
+			}
+		}
+	}
+	order := 0
+	for _, m := range p.Models {
+		size := batch(m)
+		var cur *unit
+		for _, n := range byModel[m] {
+			if cur == nil || len(cur.nodes) >= size || !adjacent(cur.nodes[len(cur.nodes)-1], n) {
+				cur = &unit{model: m, order: order}
+				order++
+				units = append(units, cur)
+			}
+			cur.nodes = append(cur.nodes, n)
+			n.unit = cur
+		}
+	}
+	for _, u := range units {
+		seen := map[*node]bool{}
+		for _, n := range u.nodes {
+			for _, d := range n.deps {
+				if d.unit != u && !seen[d] {
+					seen[d] = true
+					d.waiters = append(d.waiters, u)
+					u.waiting++
+				}
+			}
+		}
+	}
+	return nodes, units
+}
+
+// adjacent reports whether b's window starts where a's ends.
+func adjacent(a, b *node) bool {
+	pa, pb := a.step.Partition, b.step.Partition
+	return !pa.Start.IsZero() && pa.End.Equal(pb.Start)
+}
+
+// runs splits nodes into maximal runs of adjacent partitions.
+func runs(nodes []*node) [][]*node {
+	var out [][]*node
+	for i, n := range nodes {
+		if i == 0 || !adjacent(nodes[i-1], n) {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], n)
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/refill/refill/models"
+)
+
+// Mode chooses which partitions in range a plan takes.
+type Mode string
+
+// Plan modes. The default takes missing, failed and stale partitions.
+const (
+	ModeDefault Mode = ""
+	ModeAll     Mode = "all"     // every partition in range (reason forced)
+	ModeMissing Mode = "missing" // only partitions never built
+	ModeFailed  Mode = "failed"  // only partitions whose last attempt failed
+)
+
+// ParseMode parses a --mode value.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeDefault, ModeAll, ModeMissing, ModeFailed:
+		return Mode(s), nil
+	case "default", "stale":
+		return ModeDefault, nil
+	}
+	return "", usageErrorf("unknown --mode %q (want all, missing, failed or stale)", s)
+}
+
+// Selection is what a user asked to run. The runs table stores it as JSON
+// so that --resume repeats a run's exact selection.
+type Selection struct {
+	Select  []string `json:"select,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	// From and To are inclusive periods (partition keys or dates); each
+	// maps to the partitions of each model it overlaps.
+	From       string   `json:"from,omitempty"`
+	To         string   `json:"to,omitempty"`
+	Partitions []string `json:"partitions,omitempty"`
+	Mode       Mode     `json:"mode,omitempty"`
+	// Lookback overrides the models' lookback for this run.
+	Lookback *int `json:"lookback,omitempty"`
+	// Now is the clock that decides which partitions are complete.
+	Now time.Time `json:"now"`
+	// Since, when set, keeps partitions done with the current fingerprint
+	// at or after it: a resumed run does not redo what it already did.
+	Since time.Time `json:"since,omitzero"`
+	// ResumeOf is the run this selection resumes.
+	ResumeOf string `json:"resume_of,omitempty"`
+}
+
+// Scheduled reports whether the selection has no explicit range: the form
+// cron runs, which applies lookback.
+func (s Selection) Scheduled() bool {
+	return s.From == "" && s.To == "" && len(s.Partitions) == 0
+}
+
+// JSON encodes the selection for the runs table.
+func (s Selection) JSON() string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// ParseSelection decodes a selection stored by JSON.
+func ParseSelection(text string) (Selection, error) {
+	var s Selection
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		return s, fmt.Errorf("stored selection: %w", err)
+	}
+	return s, nil
+}
+
+// rangeFor returns the partitions of m that s covers at s.Now, and notes
+// about what was left out.
+func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []string, err error) {
+	if len(s.Partitions) > 0 && (s.From != "" || s.To != "") {
+		return nil, nil, usageErrorf("--partitions cannot be combined with --from or --to")
+	}
+	if m.Kind() != models.TimePartitioned {
+		all := m.Partitions(time.Time{}, time.Time{})
+		if len(s.Partitions) == 0 {
+			return all, nil, nil
+		}
+		keep := map[string]bool{}
+		for _, k := range s.Partitions {
+			keep[k] = true
+		}
+		for _, p := range all {
+			if keep[p.Key] {
+				parts = append(parts, p)
+			}
+		}
+		return parts, nil, nil
+	}
+	loc := m.Config.Location
+	last, complete := m.LastComplete(s.Now)
+	if len(s.Partitions) > 0 {
+		seen := map[string]bool{}
+		for _, k := range s.Partitions {
+			per, err := models.ParsePeriod(k, loc)
+			if err != nil {
+				continue // a list value, or a key for another model
+			}
+			for _, p := range m.Partitions(per.Start, endInstant(per)) {
+				if !seen[p.Key] {
+					seen[p.Key] = true
+					parts = append(parts, p)
+				}
+			}
+		}
+		sort.Slice(parts, func(i, j int) bool { return parts[i].Start.Before(parts[j].Start) })
+		return parts, nil, nil
+	}
+	first := m.Config.Start
+	if s.From != "" {
+		per, err := models.ParsePeriod(s.From, loc)
+		if err != nil {
+			return nil, nil, usageErrorf("--from: %v", err)
+		}
+		first = per.Start
+	}
+	if !complete {
+		return nil, []string{fmt.Sprintf("%s: no partition is complete yet at %s", m.Name, s.Now.UTC().Format(time.RFC3339))}, nil
+	}
+	to := last
+	if s.To != "" {
+		per, err := models.ParsePeriod(s.To, loc)
+		if err != nil {
+			return nil, nil, usageErrorf("--to: %v", err)
+		}
+		to = endInstant(per)
+		if to.After(last) {
+			if cut := m.Partitions(m.Next(m.PartitionAt(last), 1).Start, to); len(cut) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: left out %d partition(s) after %s, the last complete one (allow_partial: true runs them)",
+					m.Name, len(cut), m.PartitionAt(last).Key))
+			}
+			to = last
+		}
+	}
+	return m.Partitions(first, to), notes, nil
+}
+
+// toBeforeFrom reports whether --to names an earlier period than --from.
+func (s Selection) toBeforeFrom(loc *time.Location) bool {
+	f, err1 := models.ParsePeriod(s.From, loc)
+	t, err2 := models.ParsePeriod(s.To, loc)
+	return err1 == nil && err2 == nil && endInstant(t).Before(f.Start)
+}
+
+// endInstant returns the last instant of a period (an instant is its own end).
+func endInstant(p models.Period) time.Time {
+	if p.End.After(p.Start) {
+		return p.End.Add(-time.Nanosecond)
+	}
+	return p.Start
+}
+
+// validate checks the parts of s that do not depend on a model.
+func (s Selection) validate() error {
+	if s.From != "" {
+		if _, err := models.ParsePeriod(s.From, time.UTC); err != nil {
+			return usageErrorf("--from: %v", err)
+		}
+	}
+	if s.To != "" {
+		if _, err := models.ParsePeriod(s.To, time.UTC); err != nil {
+			return usageErrorf("--to: %v", err)
+		}
+	}
+	if s.toBeforeFrom(time.UTC) {
+		return usageErrorf("--to %s is before --from %s", s.To, s.From)
+	}
+	if len(s.Partitions) > 0 && (s.From != "" || s.To != "") {
+		return usageErrorf("--partitions cannot be combined with --from or --to")
+	}
+	if s.Lookback != nil && *s.Lookback < 0 {
+		return usageErrorf("--lookback must be 0 or more")
+	}
+	return nil
+}

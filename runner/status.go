@@ -1,0 +1,52 @@
+package runner
+
+import (
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// PartitionStatus is one partition's state against the ledger.
+type PartitionStatus struct {
+	Partition models.Partition
+	State     State
+	Detail    string           // why it is stale or failed
+	Record    *adapters.Record // nil when missing
+}
+
+// ModelStatus is the state of every partition of a model in range.
+type ModelStatus struct {
+	Model      *models.Model
+	Partitions []PartitionStatus
+	Counts     map[State]int
+}
+
+// NewStatus reports the state of every partition sel covers. Modes and
+// lookback do not apply: status shows everything in range.
+func NewStatus(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection) ([]ModelStatus, error) {
+	if err := sel.validate(); err != nil {
+		return nil, err
+	}
+	selected, err := p.Select(sel.Select, sel.Exclude)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	a := &assessor{scope: scope, ledger: indexLedger(records)}
+	var out []ModelStatus
+	for _, m := range selected {
+		parts, _, err := sel.rangeFor(m)
+		if err != nil {
+			return nil, err
+		}
+		ms := ModelStatus{Model: m, Counts: map[State]int{}}
+		for _, part := range parts {
+			as, err := a.assess(m, part)
+			if err != nil {
+				return nil, err
+			}
+			ms.Partitions = append(ms.Partitions, PartitionStatus{Partition: part, State: as.state, Detail: as.detail, Record: as.record})
+			ms.Counts[as.state]++
+		}
+		out = append(out, ms)
+	}
+	return out, nil
+}

@@ -1,0 +1,165 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// together stages every unit, model by model in graph order, and then
+// publishes all of them in one transaction. A model reads its upstream
+// models through overlay views: the published table with this run's staged
+// windows in place of the old ones, so it computes from the new data before
+// anything is published. Any failure publishes nothing.
+func (e *execution) together(ctx context.Context) {
+	ov, _ := e.r.Adapter.(adapters.Overlayer)
+	defer e.cleanupStaged(ctx)
+	byModel := map[*models.Model][]*unit{}
+	for _, u := range e.units {
+		byModel[u.model] = append(byModel[u.model], u)
+	}
+	hasDownstream := map[*models.Model]bool{}
+	for _, s := range e.plan.Steps {
+		for _, up := range s.Model.Upstream {
+			hasDownstream[up] = true
+		}
+	}
+	for _, m := range e.plan.Models {
+		units := byModel[m]
+		if len(units) == 0 {
+			continue
+		}
+		if failed := e.stageAll(ctx, units); failed != nil {
+			e.abortTogether(ctx, failed)
+			return
+		}
+		if hasDownstream[m] && ov != nil {
+			view, err := ov.Overlay(ctx, e.r.Scope.Relation(m), e.stagesOf(m))
+			if err != nil {
+				e.abortTogether(ctx, fmt.Errorf("creating the overlay of %s: %w", m.Name, err))
+				return
+			}
+			e.mu.Lock()
+			e.overlays = append(e.overlays, view)
+			if e.refs == nil {
+				e.refs = map[string]models.SQL{}
+			}
+			e.refs[m.Name] = models.SQL(view.Quote(e.r.Adapter.Dialect()))
+			e.mu.Unlock()
+		}
+	}
+	if e.stopped() || ctx.Err() != nil {
+		e.abortTogether(ctx, nil)
+		return
+	}
+	var swaps []adapters.Swap
+	for _, su := range e.staged {
+		su.stage.Tag.Step = "publish"
+		swaps = append(swaps, adapters.Swap{Stage: su.stage, Records: su.records})
+	}
+	var err error
+	for attempt := 1; ; attempt++ {
+		if err = e.r.Adapter.Publish(ctx, swaps); err == nil || !e.r.Adapter.Transient(err) || attempt > e.opts.Retries {
+			break
+		}
+	}
+	if err != nil {
+		var nodes []*node
+		for _, su := range e.staged {
+			nodes = append(nodes, su.nodes...)
+		}
+		e.fail(ctx, nodes, fmt.Errorf("publishing together: %w", err), 1, 0)
+		return
+	}
+	for _, su := range e.staged {
+		for i, n := range su.nodes {
+			e.settle(n, PartitionResult{Status: Succeeded, Rows: su.records[i].Rows, Attempts: su.attempts})
+		}
+	}
+}
+
+// stageAll stages units concurrently and returns the first failure.
+func (e *execution) stageAll(ctx context.Context, units []*unit) error {
+	sem := make(chan struct{}, e.opts.Concurrency)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for _, u := range units {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if e.stopped() || ctx.Err() != nil {
+				return
+			}
+			err, attempts, dur := e.attempt(ctx, u.nodes, true)
+			if err != nil {
+				e.fail(ctx, u.nodes, err, attempts, dur)
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("%s %s: %w", u.model.Name, keyRange(u.nodes), err)
+				}
+				mu.Unlock()
+				e.stop("not published: --publish together publishes nothing when any partition fails")
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// abortTogether skips every partition not already final.
+func (e *execution) abortTogether(ctx context.Context, cause error) {
+	why := "not published: the run was interrupted before publishing"
+	if cause != nil {
+		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", cause)
+	}
+	for _, n := range e.nodes {
+		if !n.done {
+			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
+		}
+	}
+}
+
+func (e *execution) stagesOf(m *models.Model) []*adapters.Stage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*adapters.Stage
+	for _, su := range e.staged {
+		if su.stage.Model == m {
+			out = append(out, su.stage)
+		}
+	}
+	return out
+}
+
+// overlayRefs returns the ref() replacements of a together run.
+func (e *execution) overlayRefs() map[string]models.SQL {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.refs) == 0 {
+		return nil
+	}
+	out := make(map[string]models.SQL, len(e.refs))
+	for k, v := range e.refs {
+		out[k] = v
+	}
+	return out
+}
+
+func (e *execution) cleanupStaged(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	if ov, ok := e.r.Adapter.(adapters.Overlayer); ok {
+		for _, v := range e.overlays {
+			ov.DropOverlay(ctx, v)
+		}
+	}
+	for _, su := range e.staged {
+		e.r.Adapter.DropStage(ctx, su.stage)
+	}
+}

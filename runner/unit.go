@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// stagedUnit is a unit whose stage passed verification and audits.
+type stagedUnit struct {
+	nodes    []*node
+	stage    *adapters.Stage
+	records  []adapters.Record
+	attempts int
+}
+
+// execute renders, stages, verifies and audits one unit and, unless keep,
+// publishes it. With keep the stage is left for a later publication.
+func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (*stagedUnit, error) {
+	a := e.r.Adapter
+	m := group[0].step.Model
+	parts := make([]models.Partition, len(group))
+	for i, n := range group {
+		parts[i] = n.step.Partition
+	}
+	scope := e.r.Scope
+	if refs := e.overlayRefs(); refs != nil {
+		s := *scope
+		s.Refs = refs
+		scope = &s
+	}
+	sql, err := m.Render(scope, parts...)
+	if err != nil {
+		return nil, err
+	}
+	// Fingerprints are of each partition alone with the real table names,
+	// so batching or publishing together does not make partitions stale.
+	canon := &assessor{scope: e.r.Scope}
+	fps := make([]string, len(parts))
+	for i, p := range parts {
+		if fps[i], err = canon.fingerprint(m, p); err != nil {
+			return nil, err
+		}
+	}
+	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
+	started := e.r.now()
+	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql,
+		Window: adapters.ModelWindow(m, parts), Tag: tag})
+	if err != nil {
+		return nil, err
+	}
+	drop := func() {
+		if derr := a.DropStage(context.WithoutCancel(ctx), st); derr != nil {
+			e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging table %s: %v", st.Relation, derr)})
+		}
+	}
+	v, err := verify(ctx, a, st, parts)
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	au := &auditor{a: a, scope: e.r.Scope, ledger: e.ledger}
+	results, err := au.run(ctx, st, parts, v)
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	var blocking []AuditResult
+	for _, res := range results {
+		switch {
+		case res.Passed:
+		case res.Severity == models.SeverityWarn:
+			msg := fmt.Sprintf("%s %s: audit %s: %s", m.Name, keyRange(group), res.Name, res.Message)
+			e.mu.Lock()
+			e.summary.Warnings = append(e.summary.Warnings, msg)
+			e.mu.Unlock()
+			e.observe(Event{Kind: EventWarning, Model: m.Name, Message: msg})
+		default:
+			blocking = append(blocking, res)
+		}
+	}
+	if len(blocking) > 0 {
+		drop()
+		return nil, &AuditError{Failures: blocking}
+	}
+	now := e.r.now()
+	records := make([]adapters.Record, len(parts))
+	for i, p := range parts {
+		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fps[i],
+			Rows: v.rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
+			StartedAt: started, FinishedAt: now, PublishedAt: now}
+	}
+	su := &stagedUnit{nodes: group, stage: st, records: records, attempts: attempt}
+	if keep {
+		return su, nil
+	}
+	st.Tag.Step = "publish"
+	err = a.Publish(ctx, []adapters.Swap{{Stage: st, Records: records}})
+	drop()
+	if err != nil {
+		return nil, err
+	}
+	return su, nil
+}

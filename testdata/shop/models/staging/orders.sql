@@ -1,0 +1,16 @@
+/* refill
+description: Orders worth counting, one partition per order day.
+partition_by: order_date
+grain: day
+start: 2024-01-01
+tags: [core]
+audits:
+  - not_null: [order_id, order_date, amount]
+  - unique: [order_id]
+  - accepted_values: {column: status, values: [placed, shipped, returned]}
+*/
+SELECT order_id, customer_id, order_date, amount, status, region
+FROM {{ source("raw.orders") }}
+WHERE order_date >= {{ start }} AND order_date < {{ end }}
+  AND amount >= {{ var("min_amount") }}
+  AND status <> 'test'
