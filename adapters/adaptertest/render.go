@@ -1,0 +1,50 @@
+package adaptertest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/refill/refill/models"
+)
+
+// ShopDir is the example project, relative to an adapter package.
+const ShopDir = "../../testdata/shop"
+
+// RenderShop renders every model of the example project for a sample
+// partition (a batch of three for daily models) in dialect d, as one text,
+// for golden tests of each dialect's SQL.
+func RenderShop(t *testing.T, d models.Dialect, schema string) string {
+	t.Helper()
+	p, err := models.Load(os.DirFS(ShopDir), models.LoadOptions{LookupEnv: func(k string) (string, bool) { return "x", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}
+	var b strings.Builder
+	for _, m := range p.Models {
+		var samples [][]models.Partition
+		switch m.Kind() {
+		case models.TimePartitioned:
+			first, _ := m.Partition(m.Config.Grain.Key(m.Config.Start))
+			second := m.Next(first, 1)
+			samples = append(samples, []models.Partition{second})
+			if m.Config.Grain == models.Day {
+				samples = append(samples, []models.Partition{first, second, m.Next(second, 1)})
+			}
+		default:
+			samples = append(samples, m.Partitions(time.Time{}, time.Time{})[:1])
+		}
+		for _, parts := range samples {
+			sql, err := m.Render(scope, parts...)
+			if err != nil {
+				t.Fatalf("%s: %v", m.Name, err)
+			}
+			fmt.Fprintf(&b, "-- %s (%s) partitions %s..%s\n%s;\n\n", m.Name, filepath.Base(m.Path), parts[0].Key, parts[len(parts)-1].Key, sql)
+		}
+	}
+	return b.String()
+}
