@@ -52,8 +52,8 @@ type Adapter struct {
 	// with concurrent DDL, so it happens under schemaMu.
 	schemaMu sync.Mutex
 	schemas  map[string]bool
-	seq     atomic.Int64
-	suffix  string
+	seq      atomic.Int64
+	suffix   string
 }
 
 var _ adapters.Adapter = (*Adapter)(nil)

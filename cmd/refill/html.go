@@ -56,9 +56,9 @@ type htmlPartition struct {
 }
 
 type htmlModel struct {
-	Name, Label                   string
-	Done, Stale, Missing, Failed  int
-	Partitions                    []htmlPartition
+	Name, Label                  string
+	Done, Stale, Missing, Failed int
+	Partitions                   []htmlPartition
 }
 
 // writeStatusHTML writes the status picture and per-partition details as a
