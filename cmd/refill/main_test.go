@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"io/fs"
 	"os"
@@ -123,4 +124,19 @@ func queryRows(t *testing.T, dir, q string) [][]any {
 		out = append(out, vals)
 	}
 	return out
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// execSQL runs a statement on the project's DuckDB file.
+func execSQL(t *testing.T, dir, stmt string) {
+	t.Helper()
+	db, err := sql.Open("duckdb", filepath.Join(dir, "warehouse.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
 }

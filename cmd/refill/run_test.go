@@ -17,7 +17,7 @@ func TestRunTwiceWritesEachPartitionOnce(t *testing.T) {
 		t.Fatalf("first run:\n%s", r.stdout)
 	}
 	checksum := func() string {
-		return fmt.Sprint(queryRows(t, dir, `SELECT count(*), sum(revenue), sum(orders) FROM marts.daily_revenue`))
+		return fmt.Sprint(queryRows(t, dir, `SELECT count(*), round(sum(revenue), 6), sum(orders) FROM marts.daily_revenue`))
 	}
 	before := checksum()
 	r = mustRefill(t, dir, "plan", "--from", "2024-01-01", "--to", "2024-01-31", now, "--output", "json")
@@ -90,7 +90,7 @@ func TestRowsOutsideTheWindowAreRefused(t *testing.T) {
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now)
-	before := fmt.Sprint(queryRows(t, dir, `SELECT count(*), sum(amount) FROM staging.orders`))
+	before := fmt.Sprint(queryRows(t, dir, `SELECT count(*), round(sum(amount), 6) FROM staging.orders`))
 	// A bug: the window's upper bound is off by one day.
 	write(t, dir, "models/staging/orders.sql", `/* refill
 partition_by: order_date
@@ -107,7 +107,7 @@ WHERE order_date >= {{ start }} AND order_date <= {{ end }}`)
 	if !strings.Contains(r.stdout, "verification failed") || !strings.Contains(r.stdout, "outside") {
 		t.Errorf("no verification message:\n%s", r.stdout)
 	}
-	if after := fmt.Sprint(queryRows(t, dir, `SELECT count(*), sum(amount) FROM staging.orders`)); after != before {
+	if after := fmt.Sprint(queryRows(t, dir, `SELECT count(*), round(sum(amount), 6) FROM staging.orders`)); after != before {
 		t.Errorf("target changed: %s -> %s", before, after)
 	}
 	if n := query(t, dir, `SELECT count(*) FROM refill.partitions WHERE model = 'staging.orders' AND state = 'failed' AND error LIKE 'verification failed%'`); n != int64(5) {
@@ -155,5 +155,76 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}`)
 	}
 	if got := query(t, dir, `SELECT count(*) FROM raw.orders r JOIN staging.orders s USING (order_id) WHERE s.order_date = DATE '2024-01-09' AND s.amount <> r.amount * 2`); got != int64(0) {
 		t.Errorf("%v rows of 2024-01-09 were not rewritten", got)
+	}
+}
+
+func TestResumeRepeatsTheSelection(t *testing.T) {
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-20", now)
+	// A bad row arrives for 2024-01-10: its status fails the model's
+	// accepted_values audit. A forced rewrite of the 20 days stops there.
+	execSQL(t, dir, `INSERT INTO raw.orders SELECT 99999, 1, DATE '2024-01-10', TIMESTAMP '2024-01-10 10:00:00', 50, 'bogus', 'eu'`)
+	r := refill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-20", now, "--mode", "all",
+		"--concurrency", "1", "--fail-fast", "--output", "json")
+	if r.code != exitFailed {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var sum runOutput
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Succeeded != 9 || sum.Failed != 1 || sum.Skipped != 10 {
+		t.Fatalf("first run: %d succeeded, %d failed, %d skipped", sum.Succeeded, sum.Failed, sum.Skipped)
+	}
+	if e := *sum.Partitions[9].Error; !strings.Contains(e, "audit failed") || !strings.Contains(e, "bogus") {
+		t.Errorf("2024-01-10 failed with %q", e)
+	}
+	// The data is fixed. A plain rerun takes only the failed day; resuming
+	// repeats the forced selection, skipping the days the run finished.
+	execSQL(t, dir, `DELETE FROM raw.orders WHERE order_id = 99999`)
+	plain := mustRefill(t, dir, "plan", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-20", now, "--output", "json")
+	var pp planOutput
+	json.Unmarshal([]byte(plain.stdout), &pp)
+	if len(pp.Steps) != 1 || pp.Steps[0].Partition != "2024-01-10" {
+		t.Errorf("a plain plan takes %v, want only 2024-01-10", pp.Steps)
+	}
+	r = mustRefill(t, dir, "run", "--resume", sum.RunID, "--output", "json")
+	var resumed runOutput
+	json.Unmarshal([]byte(r.stdout), &resumed)
+	var keys []string
+	for _, p := range resumed.Partitions {
+		keys = append(keys, p.Partition)
+	}
+	if resumed.Succeeded != 11 || len(keys) != 11 || keys[0] != "2024-01-10" || keys[10] != "2024-01-20" {
+		t.Errorf("resume ran %v, want 2024-01-10 .. 2024-01-20", keys)
+	}
+	// Resuming an unknown run is a usage error; so is adding a selection.
+	if r := refill(t, dir, "run", "--resume", "nope"); r.code != exitUsage || !strings.Contains(r.stderr, "no run nope") {
+		t.Errorf("unknown run: exit %d: %s", r.code, r.stderr)
+	}
+	if r := refill(t, dir, "run", "--resume", sum.RunID, "--from", "2024-01-01"); r.code != exitUsage {
+		t.Errorf("--resume with --from: exit %d", r.code)
+	}
+}
+
+func TestModeFailedRerunsOnlyFailures(t *testing.T) {
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	orders := filepath.Join(dir, "models", "staging", "orders.sql")
+	good, _ := os.ReadFile(orders)
+	write(t, dir, "models/staging/orders.sql", strings.Replace(string(good), "AND status <> 'test'",
+		"AND status <> 'test' AND 1 = {{ partition == \"2024-01-03\" ? raw(\"CAST('x' AS INTEGER)\") : 1 }}", 1))
+	if r := refill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now); r.code != exitFailed {
+		t.Fatalf("exit %d", r.code)
+	}
+	os.WriteFile(orders, good, 0o644)
+	// The fix changes the SQL, so every day is stale now; --mode failed
+	// takes only the failed one.
+	r := mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now, "--mode", "failed", "--output", "json")
+	var out runOutput
+	json.Unmarshal([]byte(r.stdout), &out)
+	if len(out.Partitions) != 1 || out.Partitions[0].Partition != "2024-01-03" || out.Succeeded != 1 {
+		t.Errorf("--mode failed ran %+v", out.Partitions)
 	}
 }

@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run the real refill binary as a subprocess and kill or
+// interrupt it, then check the DuckDB file and the ledger.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds refill once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the refill binary; skipped with -short")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "refill-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "refill")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+const crashDays = 65
+
+// crashProject writes a project with one daily model over crashDays days of
+// a seeded source. The model multiplies v by var k, so each k is a new
+// version of every partition; var work adds CPU time per partition.
+func crashProject(t *testing.T) string {
+	dir := t.TempDir()
+	write(t, dir, "refill.yml", "targets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\nvars: {k: 1, work: 1}\n")
+	write(t, dir, "models/m.sql", `/* refill
+partition_by: d
+grain: day
+start: 2024-01-01
+*/
+SELECT e.d, e.i, e.v * {{ var("k") }} AS v
+FROM {{ source("src.events") }} AS e
+WHERE e.d >= {{ start }} AND e.d < {{ end }}
+  AND (SELECT count(*) FROM range({{ var("work") }})) > 0`)
+	var b strings.Builder
+	b.WriteString("d,i,v\n")
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for day := 0; day < crashDays; day++ {
+		for i := 0; i < 40; i++ {
+			fmt.Fprintf(&b, "%s,%d,%d\n", start.AddDate(0, 0, day).Format("2006-01-02"), i, day*100+i+1)
+		}
+	}
+	write(t, dir, "seeds/src/events.csv", b.String())
+	mustRefill(t, dir, "seed")
+	return dir
+}
+
+const crashNow = "--now=2024-03-20" // after the last of the 65 days
+
+// dayState reads each day's row count and sum of v.
+func dayState(t *testing.T, dir string) map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, r := range queryRows(t, dir, `SELECT strftime(d, '%Y-%m-%d'), count(*), sum(v) FROM main.m GROUP BY d`) {
+		out[r[0].(string)] = [2]int64{r[1].(int64), toInt(r[2])}
+	}
+	return out
+}
+
+func toInt(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	case float64:
+		return int64(v)
+	}
+	var n int64
+	fmt.Sscan(fmt.Sprint(v), &n)
+	return n
+}
+
+// baseSums returns each day's sum of v at k = 1.
+func baseSums(t *testing.T, dir string) map[string]int64 {
+	out := map[string]int64{}
+	for _, r := range queryRows(t, dir, `SELECT strftime(d, '%Y-%m-%d'), sum(v) FROM src.events GROUP BY d`) {
+		out[r[0].(string)] = toInt(r[1])
+	}
+	return out
+}
+
+// states returns the status of every partition of m as refill reports it
+// for version k.
+func states(t *testing.T, dir string, k int, work string) map[string]string {
+	r := mustRefill(t, dir, "status", "m", crashNow, "--var", fmt.Sprintf("k=%d", k), "--var", "work="+work, "--output", "json")
+	var st struct {
+		Models []struct {
+			Partitions []struct{ Partition, State string }
+		}
+	}
+	if err := jsonUnmarshal(r.stdout, &st); err != nil || len(st.Models) != 1 {
+		t.Fatalf("status: %v\n%s", err, r.stdout)
+	}
+	out := map[string]string{}
+	for _, p := range st.Models[0].Partitions {
+		out[p.Partition] = p.State
+	}
+	return out
+}
+
+func TestCrashSafety(t *testing.T) {
+	bin := binary(t)
+	dir := crashProject(t)
+	base := baseSums(t, dir)
+	const workN = "2000000"
+	work := "--var=work=" + workN
+	run := func(k int) *exec.Cmd {
+		return exec.Command(bin, "--project", dir, "run", crashNow, "--var", fmt.Sprintf("k=%d", k), work, "--concurrency", "2", "--retry-delay", "10ms")
+	}
+	started := time.Now()
+	if out, err := run(1).CombinedOutput(); err != nil {
+		t.Fatalf("first run: %v\n%s", err, out)
+	}
+	full := time.Since(started)
+	version := map[string]int64{} // the k each day's data was computed with
+	for d := range base {
+		version[d] = 1
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	trials, mixed := 20, 0
+	for trial := 0; trial < trials; trial++ {
+		k := trial + 2
+		cmd := run(k)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(float64(full) * (0.05 + 0.9*rng.Float64())))
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+
+		rows := dayState(t, dir)
+		st := states(t, dir, k, workN)
+		newDays := 0
+		for d, b := range base {
+			got := rows[d]
+			if got[0] != 40 {
+				t.Fatalf("trial %d: %s has %d rows, want 40 (half-written or duplicated)", trial, d, got[0])
+			}
+			switch got[1] {
+			case int64(k) * b:
+				newDays++
+				if st[d] != "done" {
+					t.Errorf("trial %d: %s holds new data but the ledger says %s", trial, d, st[d])
+				}
+				version[d] = int64(k)
+			case version[d] * b:
+				if st[d] == "done" {
+					t.Errorf("trial %d: the ledger says %s is done with the new version, but it holds version %d", trial, d, version[d])
+				}
+			default:
+				t.Fatalf("trial %d: %s sums to %d: neither version %d (%d) nor %d (%d)", trial, d, got[1], version[d], version[d]*b, k, int64(k)*b)
+			}
+		}
+		if newDays > 0 && newDays < len(base) {
+			mixed++
+		}
+		// A rerun completes the rest, with no duplicates.
+		if o, err := run(k).CombinedOutput(); err != nil {
+			t.Fatalf("trial %d: rerun: %v\n%s", trial, err, o)
+		}
+		for d, got := range dayState(t, dir) {
+			if got[0] != 40 || got[1] != int64(k)*base[d] {
+				t.Fatalf("trial %d: after the rerun %s = %v, want 40 rows summing to %d", trial, d, got, int64(k)*base[d])
+			}
+			version[d] = int64(k)
+		}
+		for d, s := range states(t, dir, k, workN) {
+			if s != "done" {
+				t.Errorf("trial %d: after the rerun %s is %s", trial, d, s)
+			}
+		}
+	}
+	// Most kills must land mid-run for the test to mean anything.
+	if mixed < trials/2 {
+		t.Errorf("only %d of %d kills landed mid-run (a full run takes %s)", mixed, trials, full)
+	}
+	t.Logf("%d trials, %d killed mid-run; a full run of %d partitions takes %s", trials, mixed, crashDays, full)
+}
+
+// startRun starts the binary and returns it with a channel of its output
+// lines.
+func startRun(t *testing.T, bin string, args ...string) (*exec.Cmd, <-chan string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	pr, pw := io.Pipe()
+	var all bytes.Buffer
+	cmd.Stdout = io.MultiWriter(pw, &all)
+	cmd.Stderr = io.MultiWriter(pw, &all)
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); pw.Close() }()
+	return cmd, lines, &all
+}
+
+// waitFor reads lines until one starts with prefix n times.
+func waitFor(t *testing.T, lines <-chan string, prefix string, n int) {
+	t.Helper()
+	timeout := time.After(60 * time.Second)
+	for n > 0 {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("output ended before %d lines starting %q", n, prefix)
+			}
+			if strings.HasPrefix(l, prefix) {
+				n--
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for %q", prefix)
+		}
+	}
+}
+
+func exitCodeOf(cmd *exec.Cmd) int {
+	for cmd.ProcessState == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+func TestInterruptFinishesInFlightWork(t *testing.T) {
+	bin := binary(t)
+	dir := crashProject(t)
+	base := baseSums(t, dir)
+	mustRefill(t, dir, "run", crashNow)
+	cmd, lines, out := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--var", "work=20000000", "--concurrency", "2")
+	waitFor(t, lines, "ok", 5)
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCodeOf(cmd); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	if !strings.Contains(out.String(), "Interrupted") {
+		t.Errorf("no interruption summary:\n%s", out)
+	}
+	rows := dayState(t, dir)
+	st := states(t, dir, 2, "20000000")
+	done := 0
+	for d, b := range base {
+		got := rows[d]
+		isNew := got[1] == 2*b
+		if got[0] != 40 || (!isNew && got[1] != b) {
+			t.Fatalf("%s = %v: not entirely old or new", d, got)
+		}
+		if isNew != (st[d] == "done") {
+			t.Errorf("%s: new data %v, ledger %s", d, isNew, st[d])
+		}
+		if isNew {
+			done++
+		}
+	}
+	if done < 5 || done == crashDays {
+		t.Errorf("%d partitions done after the interrupt: want the finished ones only", done)
+	}
+	if n := query(t, dir, `SELECT count(*) FROM refill.leases`); n != int64(0) {
+		t.Errorf("%v leases left after an interrupted run", n)
+	}
+	if s := query(t, dir, `SELECT status FROM refill.runs ORDER BY started_at DESC LIMIT 1`); s != "interrupted" {
+		t.Errorf("last run is %v, want interrupted", s)
+	}
+	// A second signal aborts at once; transactions keep partitions whole.
+	cmd, lines, out = startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=3", "--var", "work=20000000", "--concurrency", "2")
+	waitFor(t, lines, "ok", 2)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(20 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCodeOf(cmd); code != exitInterrupted {
+		t.Fatalf("second signal: exit %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	for d, got := range dayState(t, dir) {
+		if got[0] != 40 || (got[1] != base[d] && got[1] != 2*base[d] && got[1] != 3*base[d]) {
+			t.Fatalf("after an abort %s = %v", d, got)
+		}
+	}
+	mustRefill(t, dir, "run", crashNow, "--var", "k=3", "--var", "work=20000000")
+	for d, got := range dayState(t, dir) {
+		if got[1] != 3*base[d] {
+			t.Errorf("the rerun left %s at %v", d, got)
+		}
+	}
+}
+
+func TestConcurrentRunsOnOneWarehouse(t *testing.T) {
+	bin := binary(t)
+	dir := crashProject(t)
+	a, lines, aout := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "work=20000000", "--concurrency", "1")
+	waitFor(t, lines, "ok", 1)
+	var out bytes.Buffer
+	b := exec.Command(bin, "--project", dir, "run", crashNow)
+	b.Stdout, b.Stderr = &out, &out
+	b.Run()
+	if code := b.ProcessState.ExitCode(); code != exitLocked {
+		t.Fatalf("second run: exit %d, want %d\n%s", code, exitLocked, out.String())
+	}
+	if msg := out.String(); !strings.Contains(msg, "locked by refill run (pid") || !strings.Contains(msg, "since") {
+		t.Errorf("the message does not name the holder and when it started:\n%s", msg)
+	}
+	// With --wait the second run waits for the first, then finds nothing to do.
+	var wout bytes.Buffer
+	w := exec.Command(bin, "--project", dir, "run", crashNow, "--var", "work=20000000", "--wait", "2m")
+	w.Stdout, w.Stderr = &wout, &wout
+	if err := w.Run(); err != nil {
+		t.Fatalf("waiting run: %v\n%s", err, wout.String())
+	}
+	if code := exitCodeOf(a); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, aout)
+	}
+	if !strings.Contains(wout.String(), "Nothing to do") {
+		t.Errorf("the waiting run did work the first one did:\n%s", wout.String())
+	}
+	base := baseSums(t, dir)
+	for d, got := range dayState(t, dir) {
+		if got[0] != 40 || got[1] != base[d] {
+			t.Errorf("%s = %v", d, got)
+		}
+	}
+}
