@@ -13,6 +13,7 @@ package adapters
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/refill/refill/models"
@@ -182,7 +183,8 @@ func ModelWindow(m *models.Model, parts []models.Partition) Window {
 }
 
 // StagePrefix is how staging tables for target are named, so CleanStages
-// can find them after a crash: schema__table__ and a unique suffix.
+// can find them after a crash: schema__table__ and a unique suffix that
+// never contains "__" (see IsStageOf).
 func StagePrefix(target models.Relation) string {
 	schema := target.Schema
 	if target.Database != "" {
@@ -199,4 +201,16 @@ type Overlayer interface {
 	Overlay(ctx context.Context, target models.Relation, stages []*Stage) (models.Relation, error)
 	// DropOverlay drops a view Overlay created; dropping one gone succeeds.
 	DropOverlay(ctx context.Context, view models.Relation) error
+}
+
+// IsStageOf reports whether table name is a staging table (or overlay) of
+// target: StagePrefix(target) and a suffix without "__", so the stages of
+// a table named t__x are not mistaken for those of t. The prefix compares
+// case-insensitively, for warehouses that fold names.
+func IsStageOf(name string, target models.Relation) bool {
+	prefix := StagePrefix(target)
+	if len(name) <= len(prefix) || !strings.EqualFold(name[:len(prefix)], prefix) {
+		return false
+	}
+	return !strings.Contains(name[len(prefix):], "__")
 }

@@ -30,6 +30,7 @@ type Model struct {
 
 	upstream map[string]*Model // by the name used in ref()
 	text     string
+	broken   bool // the file has errors; kept so refs to it do not cascade
 }
 
 // parseModel parses one model file. name and file are as in Model.
@@ -78,7 +79,8 @@ func parseModel(name, file, text string) (*Model, error) {
 	t, err := parseTemplateAt(file, text, body, line, col, 0)
 	if err != nil {
 		errs.add(err)
-		return nil, errs.Err()
+		m.broken = true
+		return m, errs.Err()
 	}
 	m.SQL = t
 	kind := map[Kind]envKind{WholeTable: envWhole, TimePartitioned: envTime, ListPartitioned: envList}[m.Kind()]
@@ -95,7 +97,8 @@ func parseModel(name, file, text string) (*Model, error) {
 		errs.add(&Error{File: file, Msg: "batch applies only to time-partitioned models"})
 	}
 	if err := errs.Err(); err != nil {
-		return nil, err
+		m.broken = true
+		return m, err
 	}
 	return m, nil
 }

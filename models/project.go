@@ -234,15 +234,26 @@ func (p *Project) TargetNames() []string {
 // Target returns the named target, or the default one for "". Its Err is
 // included, so a target that needs an unset environment variable fails here.
 func (p *Project) Target(name string) (*Target, error) {
+	t, err := p.LookupTarget(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// LookupTarget returns the named target, or the default one for "",
+// without checking its environment variables: for work that needs no
+// connection, such as rendering SQL.
+func (p *Project) LookupTarget(name string) (*Target, error) {
 	if name == "" {
 		name = p.DefaultTarget
 	}
 	t, ok := p.Targets[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown target %q: refill.yml defines %s%s", name, strings.Join(p.TargetNames(), ", "), suggest(name, p.TargetNames()))
-	}
-	if err := t.Err(); err != nil {
-		return nil, err
 	}
 	return t, nil
 }
@@ -295,6 +306,10 @@ func (p *Project) loadModels(fsys fs.FS) error {
 		m, err := parseModel(modelName(rel), file, string(raw))
 		if err != nil {
 			errs.add(err)
+			if m != nil { // keep its name, so refs to it do not fail too
+				p.byName[m.Name] = m
+				p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
+			}
 			return nil
 		}
 		p.Models = append(p.Models, m)
@@ -334,6 +349,9 @@ func (p *Project) link(m *Model) error {
 				line, col := t.position("ref", name)
 				errs.add(t.errorAt(line, col, "ref(%q): %v", name, err))
 				continue
+			}
+			if up.broken {
+				continue // its own errors are reported
 			}
 			if up == m {
 				line, col := t.position("ref", name)

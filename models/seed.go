@@ -122,6 +122,22 @@ func ParseSeed(file string, r io.Reader) (*Seed, error) {
 		}
 		records = append(records, rec)
 	}
+	s.fill(records)
+	return s, nil
+}
+
+// NewSeed builds a table from text values, inferring column types as for
+// CSV seeds. An empty string is NULL.
+func NewSeed(columns []string, records [][]string) *Seed {
+	s := &Seed{}
+	for _, c := range columns {
+		s.Columns = append(s.Columns, Column{Name: c})
+	}
+	s.fill(records)
+	return s
+}
+
+func (s *Seed) fill(records [][]string) {
 	for i := range s.Columns {
 		s.Columns[i].Type, s.Columns[i].Nullable = inferType(records, i)
 	}
@@ -133,7 +149,6 @@ func ParseSeed(file string, r io.Reader) (*Seed, error) {
 		}
 		s.Rows[r] = row
 	}
-	return s, nil
 }
 
 var (

@@ -13,6 +13,8 @@ import (
 // AuditResult is the outcome of one audit on one staged unit.
 type AuditResult struct {
 	Name     string
+	File     string // the model file
+	Line     int    // of the audit in the model file
 	Severity models.Severity
 	Passed   bool
 	Message  string // what failed, with examples
@@ -30,7 +32,7 @@ func (au *auditor) run(ctx context.Context, st *adapters.Stage, parts []models.P
 	m := st.Model
 	var out []AuditResult
 	for _, audit := range m.Config.Audits {
-		res := AuditResult{Name: audit.Name, Severity: audit.Severity, Passed: true}
+		res := AuditResult{Name: audit.Name, File: m.Path, Line: audit.Line, Severity: audit.Severity, Passed: true}
 		msg, err := au.check(ctx, st, audit, parts, v)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s (%s:%d): %w", audit.Name, m.Path, audit.Line, err)

@@ -42,7 +42,7 @@ type AuditError struct {
 func (e *AuditError) Error() string {
 	msgs := make([]string, len(e.Failures))
 	for i, f := range e.Failures {
-		msgs[i] = f.Name + ": " + f.Message
+		msgs[i] = fmt.Sprintf("%s (%s:%d): %s", f.Name, f.File, f.Line, f.Message)
 	}
 	return "audit failed: " + strings.Join(msgs, "; ") + "; nothing was swapped"
 }

@@ -47,6 +47,7 @@ const (
 	EventPartition                  // Result is final
 	EventWarning                    // Message: an audit of severity warn failed
 	EventWaiting                    // Message: a lease is held; waiting for it
+	EventAudit                      // Audit ran on a staged unit of Model's Partitions
 )
 
 // Event is one thing that happened during a run.
@@ -59,5 +60,6 @@ type Event struct {
 	Delay      time.Duration
 	Err        error
 	Result     *PartitionResult
+	Audit      *AuditResult
 	Message    string
 }

@@ -57,7 +57,11 @@ func (e *execution) together(ctx context.Context) {
 		return
 	}
 	var swaps []adapters.Swap
+	now := e.r.now() // every partition is published at this one moment
 	for _, su := range e.staged {
+		for i := range su.records {
+			su.records[i].FinishedAt, su.records[i].PublishedAt = now, now
+		}
 		su.stage.Tag.Step = "publish"
 		swaps = append(swaps, adapters.Swap{Stage: su.stage, Records: su.records})
 	}
@@ -102,7 +106,7 @@ func (e *execution) stageAll(ctx context.Context, units []*unit) error {
 				e.fail(ctx, u.nodes, err, attempts, dur)
 				mu.Lock()
 				if first == nil {
-					first = fmt.Errorf("%s %s: %w", u.model.Name, keyRange(u.nodes), err)
+					first = fmt.Errorf("%s %s failed", u.model.Name, keyRange(u.nodes))
 				}
 				mu.Unlock()
 				e.stop("not published: --publish together publishes nothing when any partition fails")
@@ -117,7 +121,7 @@ func (e *execution) stageAll(ctx context.Context, units []*unit) error {
 func (e *execution) abortTogether(ctx context.Context, cause error) {
 	why := "not published: the run was interrupted before publishing"
 	if cause != nil {
-		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", cause)
+		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", firstLine(cause.Error()))
 	}
 	for _, n := range e.nodes {
 		if !n.done {

@@ -280,21 +280,34 @@ func testFailedSwap(t *testing.T, h *harness) {
 	if err := h.a.DropStage(h.ctx, gone); err != nil {
 		t.Fatal(err)
 	}
-	swaps := []adapters.Swap{
-		{Stage: good, Records: []adapters.Record{record("m", "2024-01-01", 9)}},
-		{Stage: gone, Records: []adapters.Record{record("m", "2024-01-02", 9)}},
+	check := func(what string) {
+		t.Helper()
+		h.wantRows(target, row{"2024-01-01", 1}, row{"2024-01-02", 2})
+		after, _ := h.a.Partitions(h.ctx, []string{"m"})
+		if fmt.Sprint(before) != fmt.Sprint(after) {
+			t.Errorf("ledger changed by %s:\n  %v\n  %v", what, before, after)
+		}
 	}
-	if !h.a.Info().MultiTable {
-		swaps = swaps[1:] // one swap, failing midway through its statements
-	}
-	if err := h.a.Publish(h.ctx, swaps); err == nil {
+	if err := h.a.Publish(h.ctx, []adapters.Swap{{Stage: gone, Records: []adapters.Record{record("m", "2024-01-02", 9)}}}); err == nil {
 		t.Fatal("publishing a dropped stage succeeded")
 	}
-	h.wantRows(target, row{"2024-01-01", 1}, row{"2024-01-02", 2})
-	after, _ := h.a.Partitions(h.ctx, []string{"m"})
-	if fmt.Sprint(before) != fmt.Sprint(after) {
-		t.Errorf("ledger changed by a failed swap:\n  %v\n  %v", before, after)
+	check("publishing a dropped stage")
+	if !h.a.Info().MultiTable {
+		return
 	}
+	// Two swaps in one transaction; the second's insert fails after the
+	// first swap and the second's delete already ran: all must roll back.
+	d := h.d()
+	extra := h.stage(m, target, fmt.Sprintf("SELECT %s, %s, 1 AS %s FROM %s WHERE %s = %s", d.QuoteIdent("d"), d.QuoteIdent("v"),
+		d.QuoteIdent("not_in_target"), h.rel("src2").Quote(d), d.QuoteIdent("d"), d.Date(day("2024-01-02"))), window("2024-01-02", "2024-01-03"))
+	err := h.a.Publish(h.ctx, []adapters.Swap{
+		{Stage: good, Records: []adapters.Record{record("m", "2024-01-01", 9)}},
+		{Stage: extra, Records: []adapters.Record{record("m", "2024-01-02", 9)}},
+	})
+	if err == nil {
+		t.Fatal("publishing a stage with a column the target lacks succeeded")
+	}
+	check("a transaction that failed midway")
 }
 
 // project builds an in-memory project whose models read the suite's source

@@ -29,7 +29,9 @@ func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stag
 	if targetExists {
 		keep := make([]string, len(stages))
 		for i, s := range stages {
-			keep[i] = "NOT (" + s.Window.Predicate(d) + ")"
+			// Rows whose partition column is NULL are outside every
+			// window (a swap's DELETE keeps them), so keep them here too.
+			keep[i] = "NOT coalesce(" + s.Window.Predicate(d) + ", FALSE)"
 		}
 		parts = append(parts, fmt.Sprintf("SELECT * FROM %s WHERE %s", target.Quote(d), strings.Join(keep, " AND ")))
 	}

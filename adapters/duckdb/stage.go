@@ -3,7 +3,6 @@ package duckdb
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -56,7 +55,7 @@ func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error
 	}
 	for _, row := range res.Rows {
 		name, _ := row[0].(string)
-		if !strings.HasPrefix(name, adapters.StagePrefix(target)) {
+		if !adapters.IsStageOf(name, target) {
 			continue
 		}
 		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}

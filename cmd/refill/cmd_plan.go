@@ -73,16 +73,17 @@ type planStepJSON struct {
 }
 
 type planOutput struct {
-	Target    string         `json:"target"`
-	Adapter   string         `json:"adapter"`
-	Guarantee string         `json:"guarantee"`
-	Models    []string       `json:"models"`
-	Steps     []planStepJSON `json:"steps"`
-	Notes     []string       `json:"notes"`
+	Target          string         `json:"target"`
+	Adapter         string         `json:"adapter"`
+	Guarantee       string         `json:"guarantee"`
+	PublishTogether bool           `json:"publish_together"`
+	Models          []string       `json:"models"`
+	Steps           []planStepJSON `json:"steps"`
+	Notes           []string       `json:"notes"`
 }
 
 func planJSON(t *session, p *runner.Plan) planOutput {
-	out := planOutput{Target: t.target.Name, Adapter: t.info.Name, Guarantee: t.info.Guarantee,
+	out := planOutput{Target: t.target.Name, Adapter: t.info.Name, Guarantee: t.info.Guarantee, PublishTogether: t.info.MultiTable,
 		Models: modelNames(p.Models), Steps: []planStepJSON{}, Notes: p.Notes}
 	if out.Notes == nil {
 		out.Notes = []string{}
@@ -121,6 +122,11 @@ func writeJSON(w io.Writer, v any) error {
 func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 	fmt.Fprintf(w, "Plan for target %s (%s)\n", t.target.Name, t.info.Name)
 	fmt.Fprintf(w, "  guarantee: %s\n", t.info.Guarantee)
+	if t.info.MultiTable {
+		fmt.Fprintf(w, "  --publish together: supported (every table in one transaction)\n")
+	} else {
+		fmt.Fprintf(w, "  --publish together: not supported on %s (it cannot commit several tables at once)\n", t.info.Name)
+	}
 	if offline {
 		fmt.Fprintln(w, "  offline: the ledger was not read, so every partition counts as missing")
 	}

@@ -140,3 +140,8 @@ func execSQL(t *testing.T, dir, stmt string) {
 		t.Fatalf("%s: %v", stmt, err)
 	}
 }
+
+func osReadFile(dir, rel string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	return string(b), err
+}

@@ -228,3 +228,36 @@ func TestModeFailedRerunsOnlyFailures(t *testing.T) {
 		t.Errorf("--mode failed ran %+v", out.Partitions)
 	}
 }
+
+func TestBlockingAuditLeavesTargetUnchanged(t *testing.T) {
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now)
+	before := fmt.Sprint(queryRows(t, dir, `SELECT count(*), round(sum(amount), 6) FROM staging.orders WHERE order_date = DATE '2024-01-03'`))
+	execSQL(t, dir, `INSERT INTO raw.orders SELECT 99999, 1, DATE '2024-01-03', TIMESTAMP '2024-01-03 10:00:00', 50, 'bogus', 'eu'`)
+	// A warn-level audit reports without blocking.
+	edit(t, dir, "models/staging/orders.sql", "  - unique: [order_id]", "  - unique: [order_id]\n  - row_count: {max: 1}\n    severity: warn")
+	r := refill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now, "--mode", "all")
+	if r.code != exitFailed {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "staging.orders 2024-01-03: audit failed: accepted_values(status) (models/staging/orders.sql:12): status has values outside [placed shipped returned]: bogus (1 rows)") {
+		t.Errorf("no audit failure message:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "warning: staging.orders 2024-01-01: audit row_count: 2024-01-01 has") {
+		t.Errorf("no warning for the warn-level audit:\n%s", r.stdout)
+	}
+	if after := fmt.Sprint(queryRows(t, dir, `SELECT count(*), round(sum(amount), 6) FROM staging.orders WHERE order_date = DATE '2024-01-03'`)); after != before {
+		t.Errorf("the audited window changed: %s -> %s", before, after)
+	}
+	rows := queryRows(t, dir, `SELECT partition_key, state FROM refill.partitions WHERE model = 'staging.orders' ORDER BY 1`)
+	for _, row := range rows {
+		want := "done"
+		if row[0] == "2024-01-03" {
+			want = "failed"
+		}
+		if row[1] != want {
+			t.Errorf("%v is %v, want %s", row[0], row[1], want)
+		}
+	}
+}

@@ -30,9 +30,14 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	if err != nil {
 		return nil, err
 	}
-	t, err := p.Target(a.target)
+	t, err := p.LookupTarget(a.target)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if !offline {
+		if err := t.Err(); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	if t.DSN != "" {
 		a.dsns = append(a.dsns, t.DSN)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
 )
 
@@ -73,6 +74,11 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 			schema = "main"
 		}
 		return duckdb.Dialect{}, schema, nil
+	case "snowflake":
+		if schema == "" {
+			schema = snowflake.DefaultSchema(t.DSN)
+		}
+		return snowflake.Dialect{}, schema, nil
 	}
 	return nil, "", fmt.Errorf("adapter %s is not built into this refill", t.Adapter)
 }
@@ -93,6 +99,9 @@ func (a *app) openTarget(t *models.Target, dir string, access targetAccess, hold
 		}
 		return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
 			LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()})
+	case "snowflake":
+		return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
+			StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv})
 	}
 	return nil, fmt.Errorf("adapter %s is not built into this refill", t.Adapter)
 }
@@ -102,6 +111,8 @@ func capabilities(adapter string) adapters.Info {
 	switch adapter {
 	case "duckdb":
 		return duckdb.Capabilities()
+	case "snowflake":
+		return snowflake.Capabilities()
 	}
 	return adapters.Info{Name: adapter}
 }

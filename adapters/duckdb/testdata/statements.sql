@@ -93,7 +93,7 @@ INSERT INTO "marts"."monthly" BY NAME SELECT * FROM "refill_stage"."marts__month
 
 -- overlay
 CREATE VIEW "refill_stage"."marts__daily__overlay" AS
-SELECT * FROM "marts"."daily" WHERE NOT ("order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-03') AND NOT ("order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-05')
+SELECT * FROM "marts"."daily" WHERE NOT coalesce("order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-03', FALSE) AND NOT coalesce("order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-05', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stage"."marts__daily__1"
 UNION ALL BY NAME

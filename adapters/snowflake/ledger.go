@@ -1,0 +1,296 @@
+package snowflake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+func ledgerTable(d Dialect, schema, name string) string {
+	return models.Relation{Schema: schema, Name: name}.Quote(d)
+}
+
+var ledgerTables = []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable}
+
+// LedgerStatements renders the DDL that creates the ledger: its schema and
+// the PARTITIONS, RUNS and LEASES tables.
+func LedgerStatements(d Dialect, schema string) []string {
+	create := func(name string, cols []adapters.Column) string {
+		defs := make([]string, len(cols))
+		for i, c := range cols {
+			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
+			if c.NotNull {
+				defs[i] += " NOT NULL"
+			}
+		}
+		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", ledgerTable(d, schema, name), strings.Join(defs, ",\n  "))
+	}
+	return []string{
+		CreateSchemaSQL(d, "", schema),
+		create(adapters.PartitionsTable, adapters.PartitionColumns),
+		create(adapters.RunsTable, adapters.RunColumns),
+		create(adapters.LeasesTable, adapters.LeaseColumns),
+	}
+}
+
+// LedgerTablesQuery renders the query counting the ledger's tables that
+// exist.
+func LedgerTablesQuery(d Dialect, schema string) string {
+	names := make([]string, len(ledgerTables))
+	for i, t := range ledgerTables {
+		names[i] = d.QuoteString(d.Fold(t))
+	}
+	return fmt.Sprintf("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN (%s)",
+		d.QuoteString(d.Fold(schema)), strings.Join(names, ", "))
+}
+
+// SetupLedger creates the ledger's schema and tables if any is missing.
+// When all three tables exist it runs no DDL, and it creates the schema
+// only if it is missing, so a role that may not create schemas can use a
+// ledger schema made for it.
+func (a *Adapter) SetupLedger(ctx context.Context) error {
+	s, err := a.session(ctx, adapters.Tag{Step: "ledger"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if n, err := s.count(LedgerTablesQuery(a.d, a.cfg.LedgerSchema)); err != nil || n == int64(len(ledgerTables)) {
+		return err
+	}
+	stmts := LedgerStatements(a.d, a.cfg.LedgerSchema)
+	if n, err := s.count(SchemaExistsQuery(a.d, "", a.cfg.LedgerSchema)); err != nil {
+		return err
+	} else if n > 0 {
+		stmts = stmts[1:]
+	}
+	for _, q := range stmts {
+		if err := s.exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ledgerSession opens a session for ledger work and reports whether the
+// ledger table name exists; read-only callers return early when it does
+// not, creating nothing.
+func (a *Adapter) ledgerSession(ctx context.Context, table string) (*session, bool, error) {
+	s, err := a.session(ctx, adapters.Tag{Step: "ledger"}, "")
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := s.tableExists(models.Relation{Schema: a.cfg.LedgerSchema, Name: table})
+	if err != nil {
+		s.close()
+		return nil, false, err
+	}
+	return s, ok, nil
+}
+
+// PartitionsQuery renders the read of the named models' records.
+func PartitionsQuery(d Dialect, schema string, names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = d.QuoteString(n)
+	}
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s IN (%s) ORDER BY %s, %s, %s",
+		adapters.ColumnNames(d, adapters.PartitionColumns), ledgerTable(d, schema, adapters.PartitionsTable),
+		d.QuoteIdent("model"), strings.Join(quoted, ", "),
+		d.QuoteIdent("model"), d.QuoteIdent("window_start"), d.QuoteIdent("partition_key"))
+}
+
+// Partitions returns the records of the named models. A ledger that does
+// not exist yet holds none; Partitions then creates nothing.
+func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Record, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	s, ok, err := a.ledgerSession(ctx, adapters.PartitionsTable)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if !ok {
+		return nil, nil
+	}
+	res, err := s.query(PartitionsQuery(a.d, a.cfg.LedgerSchema, names))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]adapters.Record, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := adapters.RecordFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RecordPartitions replaces the records of records' partitions in one
+// transaction.
+func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	s, err := a.session(ctx, adapters.Tag{RunID: records[0].RunID, Step: "ledger"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.transaction(RecordPartitionsStatements(a.d, a.cfg.LedgerSchema, records))
+}
+
+// RecordPartitionsStatements renders the transaction of RecordPartitions.
+func RecordPartitionsStatements(d Dialect, schema string, records []adapters.Record) []string {
+	return inTransaction(RecordStatements(d, schema, records))
+}
+
+func inTransaction(stmts []string) []string {
+	return append(append([]string{BeginSQL}, stmts...), CommitSQL)
+}
+
+// SaveRunStatements renders the transaction that inserts or replaces run.
+func SaveRunStatements(d Dialect, schema string, run *adapters.Run) []string {
+	t := ledgerTable(d, schema, adapters.RunsTable)
+	return inTransaction([]string{
+		fmt.Sprintf("DELETE FROM %s WHERE %s = %s", t, d.QuoteIdent("run_id"), d.QuoteString(run.ID)),
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(d, adapters.RunColumns),
+			strings.Join(adapters.RunValues(d, run), ", ")),
+	})
+}
+
+// SaveRun inserts or replaces run's record.
+func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
+	s, err := a.session(ctx, adapters.Tag{RunID: run.ID, Step: "ledger"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.transaction(SaveRunStatements(a.d, a.cfg.LedgerSchema, run))
+}
+
+// LoadRunQuery renders the read of one run.
+func LoadRunQuery(d Dialect, schema, id string) string {
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s", adapters.ColumnNames(d, adapters.RunColumns),
+		ledgerTable(d, schema, adapters.RunsTable), d.QuoteIdent("run_id"), d.QuoteString(id))
+}
+
+// LoadRun returns the run with id, or an error wrapping
+// adapters.ErrRunNotFound.
+func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error) {
+	s, ok, err := a.ledgerSession(ctx, adapters.RunsTable)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
+	}
+	res, err := s.query(LoadRunQuery(a.d, a.cfg.LedgerSchema, id))
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("%w: %s", adapters.ErrRunNotFound, id)
+	}
+	return adapters.RunFromRow(res.Rows[0])
+}
+
+// LeaseStatements renders the statements of AcquireLease, which run in
+// this order inside one transaction: lock deletes l's table's leases that
+// are l.RunID's own or expired at l.AcquiredAt, insert writes l, and check
+// selects the other runs' leases on the table that are still valid. The
+// DELETE takes the LEASES table's lock, which Snowflake holds until the
+// transaction ends (UPDATE, DELETE and MERGE on a table do not run in
+// parallel), so check, a new statement, sees every lease committed before
+// the lock was granted: two runs cannot both see none.
+func LeaseStatements(d Dialect, schema string, l adapters.Lease) (lock, insert, check string) {
+	t := ledgerTable(d, schema, adapters.LeasesTable)
+	table, run, at := d.QuoteString(l.Table), d.QuoteString(l.RunID), d.Timestamp(l.AcquiredAt)
+	lock = fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND (%s = %s OR %s <= %s)", t,
+		d.QuoteIdent("table_name"), table, d.QuoteIdent("run_id"), run, d.QuoteIdent("expires_at"), at)
+	insert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(d, adapters.LeaseColumns),
+		strings.Join(adapters.LeaseValues(d, l), ", "))
+	check = fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s AND %s <> %s AND %s > %s ORDER BY %s", adapters.ColumnNames(d, adapters.LeaseColumns), t,
+		d.QuoteIdent("table_name"), table, d.QuoteIdent("run_id"), run, d.QuoteIdent("expires_at"), at, d.QuoteIdent("acquired_at"))
+	return lock, insert, check
+}
+
+// AcquireLease takes l.Table for l.RunID, replacing the run's own lease
+// and taking over an expired one. When another run holds a lease that has
+// not expired at l.AcquiredAt, it rolls back and returns a
+// *adapters.LeaseHeldError naming that run.
+func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
+	s, err := a.session(ctx, adapters.Tag{RunID: l.RunID, Model: l.Table, Step: "lease"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	lock, insert, check := LeaseStatements(a.d, a.cfg.LedgerSchema, l)
+	if err := s.exec(BeginSQL); err != nil {
+		return err
+	}
+	for _, q := range []string{lock, insert} {
+		if err := s.exec(q); err != nil {
+			s.rollback()
+			return err
+		}
+	}
+	res, err := s.query(check)
+	if err != nil {
+		s.rollback()
+		return err
+	}
+	if len(res.Rows) > 0 {
+		s.rollback()
+		held, err := adapters.LeaseFromRow(res.Rows[0])
+		if err != nil {
+			return err
+		}
+		return &adapters.LeaseHeldError{Held: held}
+	}
+	if err := s.exec(CommitSQL); err != nil {
+		s.rollback()
+		return err
+	}
+	return nil
+}
+
+// RenewLeasesSQL renders the statement that extends runID's leases.
+func RenewLeasesSQL(d Dialect, schema, runID string, now, expires time.Time) string {
+	return fmt.Sprintf("UPDATE %s SET %s = %s, %s = %s WHERE %s = %s", ledgerTable(d, schema, adapters.LeasesTable),
+		d.QuoteIdent("heartbeat_at"), d.Timestamp(now), d.QuoteIdent("expires_at"), d.Timestamp(expires),
+		d.QuoteIdent("run_id"), d.QuoteString(runID))
+}
+
+// RenewLeases extends runID's leases.
+func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires time.Time) error {
+	return a.ledgerExec(ctx, runID, RenewLeasesSQL(a.d, a.cfg.LedgerSchema, runID, now, expires))
+}
+
+// ReleaseLeasesSQL renders the statement that drops runID's leases.
+func ReleaseLeasesSQL(d Dialect, schema, runID string) string {
+	return fmt.Sprintf("DELETE FROM %s WHERE %s = %s", ledgerTable(d, schema, adapters.LeasesTable),
+		d.QuoteIdent("run_id"), d.QuoteString(runID))
+}
+
+// ReleaseLeases drops runID's leases.
+func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
+	return a.ledgerExec(ctx, runID, ReleaseLeasesSQL(a.d, a.cfg.LedgerSchema, runID))
+}
+
+// ledgerExec runs one autocommitted ledger statement.
+func (a *Adapter) ledgerExec(ctx context.Context, runID, query string) error {
+	s, err := a.session(ctx, adapters.Tag{RunID: runID, Step: "lease"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.exec(query)
+}

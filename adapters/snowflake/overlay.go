@@ -1,0 +1,72 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+var _ adapters.Overlayer = (*Adapter)(nil)
+
+// Overlay creates a view in the stage schema of target with the stages'
+// windows replaced by their staged rows, listing the first stage's columns
+// by name so that column order does not matter.
+func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []*adapters.Stage) (models.Relation, error) {
+	if len(stages) == 0 {
+		return models.Relation{}, errors.New("snowflake: an overlay needs at least one stage")
+	}
+	t := stages[0].Tag
+	t.Step = "overlay"
+	s, err := a.session(ctx, t, "")
+	if err != nil {
+		return models.Relation{}, err
+	}
+	defer s.close()
+	cols, err := s.columns(stages[0].Relation)
+	if err != nil {
+		return models.Relation{}, err
+	}
+	exists, err := s.tableExists(target)
+	if err != nil {
+		return models.Relation{}, err
+	}
+	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(adapters.StagePrefix(target) + "overlay_")}
+	return view, s.exec(OverlaySQL(a.d, view, target, exists, stages, cols))
+}
+
+// OverlaySQL renders the CREATE VIEW of Overlay. A target row is kept when
+// it lies outside every stage's window; a row whose partition column is
+// NULL lies outside them all, as it survives Publish's DELETE.
+func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage, cols []Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = d.QuoteExact(c.Name)
+	}
+	list := strings.Join(names, ", ")
+	var parts []string
+	if targetExists {
+		keep := make([]string, len(stages))
+		for i, s := range stages {
+			keep[i] = "NOT COALESCE(" + s.Window.Predicate(d) + ", FALSE)"
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, target.Quote(d), strings.Join(keep, " AND ")))
+	}
+	for _, s := range stages {
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s", list, s.Relation.Quote(d)))
+	}
+	return fmt.Sprintf("CREATE VIEW %s AS\n%s", view.Quote(d), strings.Join(parts, "\nUNION ALL\n"))
+}
+
+// DropOverlay drops a view made by Overlay.
+func (a *Adapter) DropOverlay(ctx context.Context, view models.Relation) error {
+	s, err := a.session(ctx, adapters.Tag{Step: "drop"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.exec(DropSQL(a.d, "VIEW", view))
+}

@@ -1,0 +1,95 @@
+package snowflake
+
+import (
+	"database/sql"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+)
+
+// scanRows reads rows into a Result. gosnowflake hands back NUMBER columns
+// as decimal strings (and FLOAT and BOOLEAN columns as strings in its JSON
+// result format), so values are converted by the column's Snowflake type
+// before adapters.Normalize: see Value.
+func scanRows(rows *sql.Rows) (*adapters.Result, error) {
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	res := &adapters.Result{Columns: make([]string, len(types))}
+	kinds := make([]string, len(types))
+	scales := make([]int64, len(types))
+	for i, t := range types {
+		res.Columns[i] = t.Name()
+		kinds[i] = t.DatabaseTypeName()
+		if _, s, ok := t.DecimalSize(); ok {
+			scales[i] = s
+		}
+	}
+	for rows.Next() {
+		vals := make([]any, len(types))
+		ptrs := make([]any, len(types))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			vals[i] = Value(kinds[i], scales[i], v)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	return res, rows.Err()
+}
+
+// Value normalizes one value gosnowflake returned for a column of Snowflake
+// type kind (as sql.ColumnType.DatabaseTypeName reports it: FIXED, REAL,
+// TEXT, BOOLEAN, DATE, TIMESTAMP_NTZ, ...) and scale: NUMBER with scale 0 to
+// int64 (uint64 or float64 beyond int64's range), other numbers to float64,
+// booleans to bool, dates and timestamps to time.Time in UTC, anything else
+// as adapters.Normalize does.
+func Value(kind string, scale int64, v any) any {
+	if v == nil {
+		return nil
+	}
+	s, isString := v.(string)
+	switch strings.ToUpper(kind) {
+	case "FIXED":
+		if !isString {
+			break
+		}
+		if scale == 0 {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return n
+			}
+			if u, err := strconv.ParseUint(s, 10, 64); err == nil && u > math.MaxInt64 {
+				return u
+			}
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+	case "REAL", "DECFLOAT":
+		if isString {
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				return f
+			}
+		}
+	case "BOOLEAN":
+		if isString {
+			if b, err := strconv.ParseBool(s); err == nil {
+				return b
+			}
+		}
+	case "DATE", "TIME", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ", "TIMESTAMP_TZ":
+		if t, ok := v.(time.Time); ok {
+			return t.UTC()
+		}
+	}
+	return adapters.Normalize(v)
+}

@@ -1,0 +1,231 @@
+package snowflake
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Stage creates a TRANSIENT staging table from req.Query in the stage
+// schema, on the model's warehouse. CREATE TABLE ... AS SELECT is one DDL
+// statement, which Snowflake runs atomically, so a failed stage leaves
+// nothing behind.
+func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapters.Stage, error) {
+	a.rememberWarehouse(req.Model)
+	s, err := a.session(ctx, req.Tag, modelWarehouse(req.Model))
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := a.ensureSchema(s, "", a.cfg.StageSchema); err != nil {
+		return nil, err
+	}
+	rel := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(adapters.StagePrefix(req.Target))}
+	if err := s.exec(CreateStageSQL(a.d, rel, req.Query)); err != nil {
+		return nil, err
+	}
+	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
+}
+
+func modelWarehouse(m *models.Model) string {
+	if m == nil {
+		return ""
+	}
+	return m.Config.Snowflake.Warehouse
+}
+
+// CreateStageSQL renders the CREATE TRANSIENT TABLE of a stage. The query
+// is wrapped so that a trailing comment or ORDER BY stays inside it.
+// Transient tables have no fail-safe storage, which a stage never needs.
+func CreateStageSQL(d Dialect, stage models.Relation, query string) string {
+	return fmt.Sprintf("CREATE TRANSIENT TABLE %s AS SELECT * FROM (\n%s\n)", stage.Quote(d), query)
+}
+
+// Query runs a read-only query on the warehouse of the model t names (if
+// it set one) and normalizes its values (see Value).
+func (a *Adapter) Query(ctx context.Context, query string, t adapters.Tag) (*adapters.Result, error) {
+	s, err := a.session(ctx, t, a.warehouseOf(t.Model))
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	return s.query(query)
+}
+
+// DropStage drops a staging table if it exists.
+func (a *Adapter) DropStage(ctx context.Context, st *adapters.Stage) error {
+	s, err := a.session(ctx, adapters.Tag{RunID: st.Tag.RunID, Model: st.Tag.Model, Partition: st.Tag.Partition, Step: "drop"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.exec(DropSQL(a.d, "TABLE", st.Relation))
+}
+
+// DropSQL renders DROP kind IF EXISTS for a table or a view.
+func DropSQL(d Dialect, kind string, r models.Relation) string {
+	return "DROP " + kind + " IF EXISTS " + r.Quote(d)
+}
+
+// CleanStages drops the staging tables, overlay views and seed loads of
+// target that crashed runs left in the stage schema: the tables whose name
+// is adapters.StagePrefix(target) followed by the suffix this adapter
+// appends, so that another table's stages are never matched.
+func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error {
+	s, err := a.session(ctx, adapters.Tag{Model: target.String(), Step: "clean"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	res, err := s.query(StagesQuery(a.d, a.cfg.StageSchema, target))
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Rows {
+		name, _ := row[0].(string)
+		if !StageOf(a.d, target, name) {
+			continue
+		}
+		kind := "TABLE"
+		if row[1] == "VIEW" {
+			kind = "VIEW"
+		}
+		// name is stored folded, so quoting folds it to itself.
+		if err := s.exec(DropSQL(a.d, kind, models.Relation{Schema: a.cfg.StageSchema, Name: name})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stageSuffix matches what newName appends to adapters.StagePrefix for
+// stages, overlays and seed loads, folded or not.
+var stageSuffix = regexp.MustCompile(`(?i)^(overlay_|seed_)?[0-9a-f]{6}_[0-9]+$`)
+
+// StageOf reports whether the table or view stored as name is one of
+// target's stages, overlays or seed loads. A prefix match alone is not
+// enough: the stages of s.t__x (prefix s__t__x__) start with s.t's s__t__.
+func StageOf(d Dialect, target models.Relation, name string) bool {
+	prefix := d.Fold(adapters.StagePrefix(target))
+	return strings.HasPrefix(name, prefix) && stageSuffix.MatchString(name[len(prefix):])
+}
+
+// StagesQuery renders the query listing the stages and overlays of target
+// in the stage schema, views first. The prefix is folded as QuoteIdent
+// folds the full stage names, and matched with STARTSWITH because LIKE
+// treats the prefix's underscores as wildcards.
+func StagesQuery(d Dialect, stageSchema string, target models.Relation) string {
+	return fmt.Sprintf("SELECT TABLE_NAME, TABLE_TYPE FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = %s AND STARTSWITH(TABLE_NAME, %s) ORDER BY TABLE_TYPE DESC, TABLE_NAME",
+		d.QuoteString(d.Fold(stageSchema)), d.QuoteString(d.Fold(adapters.StagePrefix(target))))
+}
+
+// infoSchema names the INFORMATION_SCHEMA of database db (the session's
+// database when db is empty).
+func infoSchema(d Dialect, db string) string {
+	if db == "" {
+		return "INFORMATION_SCHEMA"
+	}
+	return d.QuoteIdent(db) + ".INFORMATION_SCHEMA"
+}
+
+// TableExistsQuery renders a query counting the tables and views named r.
+func TableExistsQuery(d Dialect, r models.Relation) string {
+	return fmt.Sprintf("SELECT COUNT(*) FROM %s.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+		infoSchema(d, r.Database), d.QuoteString(d.Fold(r.Schema)), d.QuoteString(d.Fold(r.Name)))
+}
+
+// SchemaExistsQuery renders a query counting the schemas named schema in
+// database db.
+func SchemaExistsQuery(d Dialect, db, schema string) string {
+	return fmt.Sprintf("SELECT COUNT(*) FROM %s.SCHEMATA WHERE SCHEMA_NAME = %s", infoSchema(d, db), d.QuoteString(d.Fold(schema)))
+}
+
+// CreateSchemaSQL renders CREATE SCHEMA IF NOT EXISTS. The adapter checks
+// INFORMATION_SCHEMA first and runs it only for a missing schema, so that a
+// role without the privilege to create schemas can use existing ones.
+func CreateSchemaSQL(d Dialect, db, schema string) string {
+	return "CREATE SCHEMA IF NOT EXISTS " + models.Relation{Database: db, Name: schema}.Quote(d)
+}
+
+// ensureSchema creates a missing schema, once per adapter.
+func (a *Adapter) ensureSchema(s *session, db, schema string) error {
+	key := db + "." + a.d.Fold(schema)
+	if a.known(&a.schemas, key) {
+		return nil
+	}
+	n, err := s.count(SchemaExistsQuery(a.d, db, schema))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		if err := s.exec(CreateSchemaSQL(a.d, db, schema)); err != nil {
+			return err
+		}
+	}
+	a.remember(&a.schemas, key)
+	return nil
+}
+
+// tableExists reports whether r exists.
+func (s *session) tableExists(r models.Relation) (bool, error) {
+	n, err := s.count(TableExistsQuery(s.a.d, r))
+	return n > 0, err
+}
+
+// Column is a column of a staged table as Snowflake describes it.
+type Column struct {
+	Name string // as stored, e.g. ORDER_DATE
+	Type string // the type the target table gets, e.g. NUMBER(38,0)
+}
+
+// ColumnsQuery renders the query whose result describes r's columns.
+func ColumnsQuery(d Dialect, r models.Relation) string {
+	return "SELECT * FROM " + r.Quote(d) + " LIMIT 0"
+}
+
+// columns reads r's columns, in order.
+func (s *session) columns(r models.Relation) ([]Column, error) {
+	q := ColumnsQuery(s.a.d, r)
+	s.a.log(q)
+	rows, err := s.conn.QueryContext(s.ctx, q)
+	if err != nil {
+		if deadSession(err) {
+			s.dead = true
+		}
+		return nil, err
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]Column, len(types))
+	for i, t := range types {
+		_, scale, _ := t.DecimalSize()
+		cols[i] = Column{Name: t.Name(), Type: TargetType(t.DatabaseTypeName(), scale)}
+	}
+	return cols, rows.Err()
+}
+
+// TargetType maps the type of a stage's column, as gosnowflake reports it
+// (FIXED, REAL, TEXT, ...), to the type of the target table's column.
+// Snowflake gives a CREATE TABLE ... AS SELECT the narrowest types of the
+// first partition's values ('eu' is a VARCHAR(2), 1 a NUMBER(1,0)), which a
+// later partition would overflow, so text is widened to VARCHAR and numbers
+// to 38 digits of precision, keeping their scale.
+func TargetType(kind string, scale int64) string {
+	switch k := strings.ToUpper(kind); k {
+	case "FIXED":
+		return fmt.Sprintf("NUMBER(38,%d)", scale)
+	case "REAL":
+		return "FLOAT"
+	case "TEXT":
+		return "VARCHAR"
+	default:
+		return k // BOOLEAN, DATE, TIME, TIMESTAMP_NTZ/LTZ/TZ, BINARY, VARIANT, OBJECT, ARRAY, ...
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"time"
+)
+
+// JUnit XML, in the form CI systems (GitHub Actions reporters, GitLab,
+// Jenkins) read: testsuites > testsuite > testcase, with failure and
+// skipped children.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Classname string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// writeJUnit writes one test case per check, grouped into a suite per kind
+// of check.
+func writeJUnit(path string, checks []check, elapsed time.Duration) error {
+	out := junitSuites{Name: "refill test", Time: seconds(elapsed)}
+	index := map[string]int{}
+	for _, c := range checks {
+		i, ok := index[c.suite]
+		if !ok {
+			i = len(out.Suites)
+			index[c.suite] = i
+			out.Suites = append(out.Suites, junitSuite{Name: c.suite})
+		}
+		s := &out.Suites[i]
+		tc := junitCase{Classname: "refill." + c.suite, Name: c.name, Time: seconds(c.dur)}
+		switch c.status {
+		case checkFailed:
+			tc.Failure = &junitMessage{Message: firstLine(c.message), Type: c.suite, Text: c.message + "\n" + c.detail}
+			s.Failures++
+			out.Failures++
+		case checkSkipped:
+			tc.Skipped = &junitMessage{Message: firstLine(c.message)}
+			s.Skipped++
+			out.Skipped++
+		default:
+			tc.SystemOut = c.message
+		}
+		s.Tests++
+		out.Tests++
+		s.Time = seconds(parseSeconds(s.Time) + c.dur)
+		s.Cases = append(s.Cases, tc)
+	}
+	b, err := xml.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append([]byte(xml.Header), append(b, '\n')...)
+	return os.WriteFile(path, b, 0o644)
+}
+
+func parseSeconds(s string) time.Duration {
+	var f float64
+	fmt.Sscanf(s, "%g", &f)
+	return time.Duration(f * float64(time.Second))
+}
