@@ -32,7 +32,10 @@ type Config struct {
 	Lookback      []int             // offsets from the last complete partition rerun on every scheduled run
 	Delay         time.Duration     // how long after a window closes its data is complete
 	AllowPartial  bool              // allow the current, incomplete partition to run
-	Watermark     string            // optional SQL template returning a freshness marker per partition
+	// Watermark is an optional query returning a freshness marker (such as
+	// max(loaded_at)) of a partition's source rows. A scheduled run then
+	// reruns a lookback partition only when its marker moved.
+	Watermark *Template
 	Audits        []Audit           // checks on every staged partition
 	ClickHouse    ClickHouseOptions // table options used when refill creates the table
 	Snowflake     SnowflakeOptions
@@ -101,7 +104,7 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
 func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 	c := Config{Location: time.UTC}
 	var (
-		startNode, grainNode, tzNode, typeNode, batchNode, lookbackNode *yaml.Node
+		startNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode *yaml.Node
 		partitionType, start                                            string
 	)
 	d.fields(root, "model config", configKeys, func(key string, v *yaml.Node) {
@@ -119,6 +122,7 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 				g, err := ParseGrain(s)
 				if err != nil {
 					d.errAt(v, "%v", err)
+					g = Day // go on as a time-partitioned model, so errors do not cascade
 				}
 				c.Grain = g
 			}
@@ -179,7 +183,16 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		case "allow_partial":
 			c.AllowPartial, _ = d.bool(v, key)
 		case "watermark":
-			c.Watermark, _ = d.str(v, key)
+			watermarkNode = v
+			if s, ok := d.str(v, key); ok {
+				line, col := d.pos(v)
+				t, err := parseTemplateAt(d.file, d.text, s, line, col, v.Style)
+				if err != nil {
+					d.errs.add(err)
+					return
+				}
+				c.Watermark = t
+			}
 		case "audits":
 			c.Audits = decodeAudits(d, v)
 		case "clickhouse":
@@ -226,11 +239,14 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		d.errAt(tzNode, "hour partitions are always UTC; timezone applies to day and coarser grains")
 	}
 	if c.Grain == 0 {
-		for key, n := range map[string]*yaml.Node{"start": startNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode} {
+		for key, n := range map[string]*yaml.Node{"start": startNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode, "watermark": watermarkNode} {
 			if n != nil {
 				d.errAt(n, "%s applies only to time-partitioned models (set grain)", key)
 			}
 		}
+	}
+	if c.Grain != 0 && watermarkNode != nil && len(c.Lookback) == 0 {
+		d.errAt(watermarkNode, "watermark needs lookback: the recent partitions whose freshness each scheduled run checks")
 	}
 	if c.Grain != 0 {
 		if startNode == nil {

@@ -90,6 +90,9 @@ func parseModel(name, file, text string) (*Model, error) {
 			errs.add(a.SQL.compile(prototype(kind)))
 		}
 	}
+	if m.Config.Watermark != nil {
+		errs.add(m.Config.Watermark.compile(prototype(kind)))
+	}
 	if m.Config.Batch > 1 && m.SQL.UsesPartition {
 		errs.add(&Error{File: file, Msg: "batch renders several partitions as one statement, so the template cannot use partition: use start and end"})
 	}

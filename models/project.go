@@ -342,6 +342,9 @@ func (p *Project) link(m *Model) error {
 			templates = append(templates, a.SQL)
 		}
 	}
+	if m.Config.Watermark != nil {
+		templates = append(templates, m.Config.Watermark)
+	}
 	for _, t := range templates {
 		for _, name := range t.Refs {
 			up, err := p.Model(name)

@@ -134,7 +134,14 @@ func (t *Template) exprError(p *part, err error) *Error {
 	msg := fe.Message
 	var unknown string
 	if _, err := fmt.Sscanf(msg, "unknown name %s", &unknown); err == nil {
-		msg += suggest(unknown, templateNames)
+		switch unknown {
+		case "start", "end":
+			msg += " (start and end exist only in time-partitioned models: set partition_by, grain and start)"
+		case "partition":
+			msg += " (partition exists only in partitioned models: set partition_by)"
+		default:
+			msg += suggest(unknown, templateNames)
+		}
 	}
 	return &Error{File: t.file, Line: line, Col: col, Msg: "template: " + msg, Source: sourceLine(t.text, line), Err: err}
 }

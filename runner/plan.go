@@ -28,8 +28,17 @@ type Plan struct {
 }
 
 // NewPlan computes the plan for sel from the project's models and the
-// ledger's records. It does no I/O.
+// ledger's records. It does no I/O. Lookback partitions of models with a
+// watermark query rerun unconditionally, as no watermark is known.
 func NewPlan(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection) (*Plan, error) {
+	return NewPlanWatermarks(p, scope, records, sel, nil)
+}
+
+// NewPlanWatermarks is NewPlan with the current watermarks of the lookback
+// partitions (see Runner.Plan): a lookback partition of a model with a
+// watermark query reruns only when its watermark differs from the one the
+// ledger recorded when it was last published.
+func NewPlanWatermarks(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection, wm Watermarks) (*Plan, error) {
 	if err := sel.validate(); err != nil {
 		return nil, err
 	}
@@ -66,7 +75,7 @@ func NewPlan(p *models.Project, scope *models.Scope, records []adapters.Record, 
 			}
 			reason, detail := decide(sel, as)
 			if reason == "" && lookback[part.Key] && as.state == StateDone {
-				reason, detail = ReasonLookback, "inside the late-data lookback window"
+				reason, detail = lookbackReason(m, part, as.record, wm)
 			}
 			if reason == "" {
 				continue
@@ -272,4 +281,23 @@ func (p *Plan) Counts() map[Reason]int {
 		out[s.Reason]++
 	}
 	return out
+}
+
+// lookbackReason decides whether a done partition inside the lookback
+// window reruns: always, unless the model has a watermark whose current
+// value is known and equals the recorded one.
+func lookbackReason(m *models.Model, p models.Partition, rec *adapters.Record, wm Watermarks) (Reason, string) {
+	if m.Config.Watermark == nil || wm == nil || wm[m.Name] == nil {
+		return ReasonLookback, "inside the late-data lookback window"
+	}
+	cur, ok := wm[m.Name][p.Key]
+	switch {
+	case !ok:
+		return ReasonLookback, "inside the late-data lookback window"
+	case rec.Watermark == "":
+		return ReasonFresher, fmt.Sprintf("no watermark recorded yet; the source's is %q", cur)
+	case cur != rec.Watermark:
+		return ReasonFresher, fmt.Sprintf("the source's watermark moved from %q to %q", rec.Watermark, cur)
+	}
+	return "", ""
 }

@@ -38,13 +38,20 @@ func (r *Runner) Records(ctx context.Context) ([]adapters.Record, error) {
 	return r.Adapter.Partitions(ctx, names)
 }
 
-// Plan reads the ledger and plans sel.
+// Plan reads the ledger, evaluates the watermarks a scheduled run checks,
+// and plans sel.
 func (r *Runner) Plan(ctx context.Context, sel Selection) (*Plan, error) {
 	records, err := r.Records(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return NewPlan(r.Project, r.Scope, records, sel)
+	var wm Watermarks
+	if sel.Scheduled() {
+		if wm, err = r.watermarks(ctx, sel); err != nil {
+			return nil, err
+		}
+	}
+	return NewPlanWatermarks(r.Project, r.Scope, records, sel, wm)
 }
 
 // NewRunID returns a sortable, unique run id such as

@@ -44,6 +44,16 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 			return nil, err
 		}
 	}
+	// The watermark is read before the stage: rows that arrive while it
+	// computes move the watermark again, so the next run picks them up.
+	marks := make([]string, len(parts))
+	if m.Config.Watermark != nil {
+		for i, p := range parts {
+			if marks[i], err = watermark(ctx, a, e.r.Scope, m, p, e.opts.RunID); err != nil {
+				return nil, err
+			}
+		}
+	}
 	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
 	started := e.r.now()
 	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql,
@@ -95,7 +105,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	for i, p := range parts {
 		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fps[i],
 			Rows: v.rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
-			StartedAt: started, FinishedAt: now, PublishedAt: now}
+			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
 	}
 	su := &stagedUnit{nodes: group, stage: st, records: records, attempts: attempt}
 	if keep {

@@ -84,6 +84,10 @@ func DriverConfig(cfg Config) (*gosnowflake.Config, error) {
 	if !d.hasPassword {
 		sf.Password = get(EnvPassword) // replaces the placeholder
 	}
+	if !d.params["tracing"] {
+		// The driver logs its own errors to stderr; refill reports them.
+		sf.Tracing = "OFF"
+	}
 	if sf.Token == "" { // neither token= nor tokenFilePath= in the DSN
 		sf.Token = get(EnvToken)
 	}

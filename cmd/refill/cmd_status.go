@@ -158,7 +158,7 @@ func strip(ps []runner.PartitionStatus, color bool) (string, int) {
 func (a *app) printStatus(w io.Writer, s *session, st []runner.ModelStatus, now time.Time, list bool) {
 	color := a.color()
 	fmt.Fprintf(w, "Status of target %s (%s) at %s\n\n", s.target.Name, s.info.Name, now.UTC().Format("2006-01-02 15:04 UTC"))
-	tw := newTable(w, "MODEL", "PARTITIONS", "RANGE", "DONE", "STALE", "MISSING", "FAILED", "")
+	tw := newTable(w, "MODEL", "PARTITIONS", "RANGE", "DONE", "STALE", "MISSING", "FAILED", "PICTURE")
 	maxPer := 1
 	for _, ms := range st {
 		picture, per := strip(ms.Partitions, color)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // shop copies the example project into a temporary folder, applying
 // changes (file path -> new content), and returns the folder.

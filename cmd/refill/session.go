@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -57,7 +58,11 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 		if isLocked := asLocked(err, &locked); isLocked {
 			return nil, err
 		}
-		return nil, exitf(exitWarehouse, "target %s: cannot connect: %v", t.Name, err)
+		hint := ""
+		if access == readOnly {
+			hint = "\n(refill plan --offline plans from the model files alone, without a connection)"
+		}
+		return nil, exitf(exitWarehouse, "target %s: cannot connect: %v%s", t.Name, err, hint)
 	}
 	s.adapter, s.info = ad, ad.Info()
 	s.runner = &runner.Runner{Project: p, Target: t.Name, Adapter: ad, Scope: s.scope}
@@ -83,11 +88,15 @@ func (s *session) plan(sel runner.Selection) (*runner.Plan, error) {
 	if s.adapter == nil {
 		return runner.NewPlan(s.project, s.scope, nil, sel)
 	}
-	records, err := s.records()
-	if err != nil {
-		return nil, err
+	plan, err := s.runner.Plan(s.app.ctx, sel)
+	if err != nil && !errors.Is(err, runner.ErrUsage) {
+		var list models.ErrorList
+		var me *models.Error
+		if !errors.As(err, &list) && !errors.As(err, &me) {
+			return nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
+		}
 	}
-	return runner.NewPlan(s.project, s.scope, records, sel)
+	return plan, err
 }
 
 func (s *session) records() ([]adapters.Record, error) {

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/refill/refill/adapters/adaptertest"
+)
+
+// statusShop builds a shop whose ledger has every state: done, stale,
+// missing and failed.
+func statusShop(t *testing.T) string {
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-02-10", now)
+	execSQL(t, dir, `INSERT INTO raw.orders SELECT 99999, 1, DATE '2024-02-05', TIMESTAMP '2024-02-05 10:00:00', 50, 'bogus', 'eu'`)
+	refill(t, dir, "run", "staging.orders", "--partitions", "2024-02-05", now, "--mode", "all")
+	edit(t, dir, "models/marts/monthly_revenue.sql", "count(*) AS days", "count(*) AS days_counted")
+	return dir
+}
+
+func TestStatusPicture(t *testing.T) {
+	dir := statusShop(t)
+	r := mustRefill(t, dir, "status", now, "--no-color")
+	adaptertest.Golden(t, "testdata/status.txt", r.stdout)
+
+	html := filepath.Join(t.TempDir(), "status.html")
+	mustRefill(t, dir, "status", now, "--html", html, "--output", "json")
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	// One cell per partition, colored by state, with the ledger's details
+	// (plus one of each in the legend).
+	for class, want := range map[string]int{"done": 40 + 41 + 41 + 3 + 1, "stale": 2, "failed": 1, "missing": 80*3 + 2} {
+		if got := strings.Count(page, `class="cell `+class+`"`) - 1; got != want {
+			t.Errorf("%d %s cells, want %d", got, class, want)
+		}
+	}
+	for _, want := range []string{"<h2 id=\"marts.daily_revenue\">", "audit failed: accepted_values(status)", "20261", "<td class=\"num\">27</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`<td>2024-02-05</td><td>failed</td>`).MatchString(page) {
+		t.Error("the page does not list the failed partition")
+	}
+}
+
+func TestInitScaffoldsAWorkingProject(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "analytics")
+	r := refill(t, ".", "init", dir)
+	if r.code != 0 {
+		t.Fatalf("init: %d %s", r.code, r.stderr)
+	}
+	for _, f := range []string{"refill.yml", "models/daily_events.sql", "models/daily_events.test.yml", "seeds/raw/events.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("init did not create %s", f)
+		}
+	}
+	mustRefill(t, dir, "validate")
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "--yes")
+	if st := mustRefill(t, dir, "status", "--no-color"); !strings.Contains(st.stdout, "ddddddd") {
+		t.Errorf("status after init and run:\n%s", st.stdout)
+	}
+	if r := mustRefill(t, dir, "test"); !strings.Contains(r.stdout, "0 failed") {
+		t.Errorf("refill test on a new project:\n%s", r.stdout)
+	}
+	if r := refill(t, ".", "init", dir); r.code != exitUsage {
+		t.Errorf("init over an existing project: exit %d", r.code)
+	}
+}
+
+func TestVerboseShowsSQLWithSecretsRedacted(t *testing.T) {
+	t.Setenv("SHOP_DB_PASSWORD", "hunter2-secret")
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	r := mustRefill(t, dir, "run", "staging.orders", "--partitions", "2024-01-02", now, "--verbose", "--var", "note=hunter2-secret")
+	if !strings.Contains(r.stderr, "-- sql\nCREATE TABLE \"refill_stage\".") || !strings.Contains(r.stderr, "DELETE FROM \"staging\".\"orders\"") {
+		t.Errorf("--verbose does not show the statements:\n%s", r.stderr)
+	}
+	// A DSN's password never appears, not even in a connection error.
+	write(t, dir, "refill.yml", readFile(t, dir, "refill.yml")+"") // unchanged
+	t.Setenv("SNOWFLAKE_DSN", "refill_user:hunter2-secret@nowhere.invalid/DB/ANALYTICS?loginTimeout=1&account=nowhere")
+	r = refill(t, dir, "plan", "--target", "prod", now)
+	if r.code != exitWarehouse {
+		t.Errorf("unreachable Snowflake: exit %d, want %d\n%s", r.code, exitWarehouse, r.stderr)
+	}
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, "hunter2") {
+			t.Errorf("a secret was printed:\n%s", out)
+		}
+	}
+	if !strings.Contains(r.stderr, "--offline") {
+		t.Errorf("the connection error does not suggest --offline:\n%s", r.stderr)
+	}
+}
+
+func TestCompletionAndManPages(t *testing.T) {
+	r := mustRefill(t, ".", "completion", "bash")
+	if !strings.Contains(r.stdout, "__start_refill") {
+		t.Errorf("bash completion:\n%.200s", r.stdout)
+	}
+	dir := t.TempDir()
+	mustRefill(t, ".", "man", dir)
+	b, err := os.ReadFile(filepath.Join(dir, "refill-run.1"))
+	if err != nil || !strings.Contains(string(b), "--split-failed") || !strings.Contains(string(b), "EXAMPLE") {
+		t.Errorf("refill-run.1: %v\n%.300s", err, b)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := shop(t, nil)
+	for _, args := range [][]string{
+		{"plan", "--from", "2024-13-01"},
+		{"plan", "--frm", "2024-01-01"},
+		{"plan", "no_such_model"},
+		{"run", "--mode", "sometimes"},
+		{"plan", "--from", "2024-02-01", "--to", "2024-01-01"},
+		{"render", "marts.daily_revenue"},
+		{"plan", "--target", "nope"},
+	} {
+		r := refill(t, dir, args...)
+		if r.code != exitUsage || r.stderr == "" {
+			t.Errorf("refill %v: exit %d, stderr %q; want 2 with a message", args, r.code, r.stderr)
+		}
+	}
+	if r := refill(t, dir, "plan", "no_such_model"); !strings.Contains(r.stderr, `unknown model "no_such_model"`) {
+		t.Errorf("message: %s", r.stderr)
+	}
+	// A broken model: exit 2, every error listed with file:line, nothing run.
+	edit(t, dir, "models/marts/daily_revenue.sql", "grain: day", "grain: dya")
+	edit(t, dir, "models/staging/orders.sql", "{{ start }}", "{{ strat }}")
+	r := refill(t, dir, "run", now)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "models/marts/daily_revenue.sql:4:8: unknown grain") ||
+		!strings.Contains(r.stderr, "models/staging/orders.sql:14:24: template: unknown name strat") ||
+		strings.Contains(r.stderr, "unknown name start") {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "warehouse.duckdb")); err == nil {
+		t.Error("a run with model errors created the warehouse")
+	}
+}
