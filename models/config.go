@@ -26,20 +26,20 @@ type Config struct {
 	// It defaults to true for hour grains and for models with a time zone.
 	TimestampWindow bool
 
-	Batch         int               // partitions per statement; 0 or 1 means one at a time
-	Tags          []string          // for tag: selectors
-	DependsOnPast map[string]int    // ref name ("*" for all refs) -> extra partitions of look-back
-	Lookback      []int             // offsets from the last complete partition rerun on every scheduled run
-	Delay         time.Duration     // how long after a window closes its data is complete
-	AllowPartial  bool              // allow the current, incomplete partition to run
+	Batch         int            // partitions per statement; 0 or 1 means one at a time
+	Tags          []string       // for tag: selectors
+	DependsOnPast map[string]int // ref name ("*" for all refs) -> extra partitions of look-back
+	Lookback      []int          // offsets from the last complete partition rerun on every scheduled run
+	Delay         time.Duration  // how long after a window closes its data is complete
+	AllowPartial  bool           // allow the current, incomplete partition to run
 	// Watermark is an optional query returning a freshness marker (such as
 	// max(loaded_at)) of a partition's source rows. A scheduled run then
 	// reruns a lookback partition only when its marker moved.
-	Watermark *Template
-	Audits        []Audit           // checks on every staged partition
-	ClickHouse    ClickHouseOptions // table options used when refill creates the table
-	Snowflake     SnowflakeOptions
-	Description   string
+	Watermark   *Template
+	Audits      []Audit           // checks on every staged partition
+	ClickHouse  ClickHouseOptions // table options used when refill creates the table
+	Snowflake   SnowflakeOptions
+	Description string
 }
 
 // ClickHouseOptions shape the table refill creates on ClickHouse.
@@ -105,7 +105,7 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 	c := Config{Location: time.UTC}
 	var (
 		startNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode *yaml.Node
-		partitionType, start                                            string
+		partitionType, start                                                           string
 	)
 	d.fields(root, "model config", configKeys, func(key string, v *yaml.Node) {
 		switch key {

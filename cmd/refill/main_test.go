@@ -14,7 +14,6 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 )
 
-
 // shop copies the example project into a temporary folder, applying
 // changes (file path -> new content), and returns the folder.
 func shop(t *testing.T, changes map[string]string) string {
