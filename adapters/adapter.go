@@ -214,3 +214,16 @@ func IsStageOf(name string, target models.Relation) bool {
 	}
 	return !strings.Contains(name[len(prefix):], "__")
 }
+
+// Estimator is implemented by adapters that can say, without running a
+// query, roughly how much it reads (from EXPLAIN or system tables).
+type Estimator interface {
+	Estimate(ctx context.Context, query string) (Estimate, error)
+}
+
+// Estimate is how much a query is expected to read; -1 means unknown.
+type Estimate struct {
+	Rows  int64
+	Bytes int64
+	Note  string // where the figures come from
+}

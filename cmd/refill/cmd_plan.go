@@ -15,6 +15,7 @@ import (
 
 func (a *app) planCommand() *cobra.Command {
 	var f selectionFlags
+	var estimate bool
 	c := &cobra.Command{
 		Use:   "plan [MODEL...]",
 		Short: "Show which partitions a run would compute, and why, without touching data",
@@ -50,14 +51,27 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 			if err != nil {
 				return err
 			}
+			var estimates []runner.ModelEstimate
+			if estimate {
+				if f.offline {
+					return usagef("--estimate asks the warehouse; it cannot be combined with --offline")
+				}
+				if estimates, err = t.runner.Estimate(a.ctx, plan); err != nil {
+					return exitf(exitWarehouse, "estimating: %v", err)
+				}
+			}
 			if f.output == "json" {
-				return writeJSON(a.stdout, planJSON(t, plan))
+				out := planJSON(t, plan)
+				out.Estimates = estimatesJSON(estimates)
+				return writeJSON(a.stdout, out)
 			}
 			a.printPlan(a.stdout, t, plan, f.offline)
+			printEstimates(a.stdout, estimates)
 			return nil
 		},
 	}
 	f.register(c, true)
+	c.Flags().BoolVar(&estimate, "estimate", false, "ask the warehouse (EXPLAIN) how many rows or bytes each model's partitions read")
 	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
 	c.Flags().BoolVar(&f.offline, "offline", false, "plan from the model files alone, without connecting (every partition counts as missing)")
 	return c
@@ -80,6 +94,63 @@ type planOutput struct {
 	Models          []string       `json:"models"`
 	Steps           []planStepJSON `json:"steps"`
 	Notes           []string       `json:"notes"`
+	Estimates       []estimateJSON `json:"estimates,omitempty"`
+}
+
+type estimateJSON struct {
+	Model      string `json:"model"`
+	Partitions int    `json:"partitions"`
+	Rows       *int64 `json:"rows"`
+	Bytes      *int64 `json:"bytes"`
+	Note       string `json:"note"`
+}
+
+func estimatesJSON(es []runner.ModelEstimate) []estimateJSON {
+	var out []estimateJSON
+	known := func(v int64) *int64 {
+		if v < 0 {
+			return nil
+		}
+		return &v
+	}
+	for _, e := range es {
+		out = append(out, estimateJSON{Model: e.Model.Name, Partitions: e.Steps, Rows: known(e.Rows), Bytes: known(e.Bytes), Note: e.Note})
+	}
+	return out
+}
+
+func printEstimates(w io.Writer, es []runner.ModelEstimate) {
+	if len(es) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nEstimates (from the warehouse, before anything runs):")
+	tw := newTable(w, "MODEL", "PARTITIONS", "ROWS", "BYTES", "HOW")
+	for _, e := range es {
+		tw.row(e.Model.Name, fmt.Sprint(e.Steps), humanCount(e.Rows, ""), humanCount(e.Bytes, "B"), e.Note)
+	}
+	tw.flush()
+}
+
+// humanCount prints 1234567 as ~1.2M (or ~1.2 MB with unit B); -1 is "?".
+func humanCount(v int64, unit string) string {
+	if v < 0 {
+		return "?"
+	}
+	f := float64(v)
+	for _, suffix := range []string{"", "k", "M", "G", "T"} {
+		if f < 1000 {
+			if suffix == "" {
+				return fmt.Sprintf("~%d%s", v, unit)
+			}
+			sep := ""
+			if unit != "" {
+				sep = " "
+			}
+			return fmt.Sprintf("~%.1f%s%s%s", f, sep, suffix, unit)
+		}
+		f /= 1000
+	}
+	return fmt.Sprintf("~%.1fP%s", f, unit)
 }
 
 func planJSON(t *session, p *runner.Plan) planOutput {

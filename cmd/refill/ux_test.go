@@ -146,3 +146,28 @@ func TestUsageErrorsExit2(t *testing.T) {
 		t.Error("a run with model errors created the warehouse")
 	}
 }
+
+func TestPlanEstimatesAndMaxPartitions(t *testing.T) {
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	r := mustRefill(t, dir, "plan", "staging.orders", "--from", "2024-02-01", "--to", "2024-02-28", now, "--estimate", "--output", "json")
+	var p planOutput
+	if err := jsonUnmarshal(r.stdout, &p); err != nil {
+		t.Fatal(err)
+	}
+	want := query(t, dir, `SELECT count(*) FROM raw.orders WHERE order_date >= DATE '2024-02-01' AND order_date < DATE '2024-02-29'`).(int64)
+	if len(p.Estimates) != 1 || p.Estimates[0].Rows == nil || *p.Estimates[0].Rows < want/4 || *p.Estimates[0].Rows > want*2 {
+		t.Errorf("estimate %+v for a window of %d source rows", p.Estimates, want)
+	}
+	if r := refill(t, dir, "plan", "--estimate", "--offline"); r.code != exitUsage {
+		t.Errorf("--estimate --offline: exit %d", r.code)
+	}
+	r = refill(t, dir, "run", "staging.orders", "--from", "2024-02-01", "--to", "2024-02-28", now, "--max-partitions", "10")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "28 partitions, more than --max-partitions 10") {
+		t.Errorf("--max-partitions: exit %d\n%s", r.code, r.stderr)
+	}
+	if n := query(t, dir, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill'`); n != int64(0) {
+		t.Errorf("a refused run created the ledger")
+	}
+	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-02-01", "--to", "2024-02-28", now, "--max-partitions", "10", "--yes", "-q")
+}
