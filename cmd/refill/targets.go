@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
@@ -74,6 +75,14 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 			schema = "main"
 		}
 		return duckdb.Dialect{}, schema, nil
+	case "clickhouse":
+		if schema == "" {
+			schema = "default"
+			if opts, err := clickhouse.ParseDSN(t.DSN); err == nil && opts.Auth.Database != "" {
+				schema = opts.Auth.Database
+			}
+		}
+		return clickhouse.Dialect{}, schema, nil
 	case "snowflake":
 		if schema == "" {
 			schema = snowflake.DefaultSchema(t.DSN)
@@ -99,6 +108,9 @@ func (a *app) openTarget(t *models.Target, dir string, access targetAccess, hold
 		}
 		return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
 			LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()})
+	case "clickhouse":
+		return clickhouse.Open(a.ctx, clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
+			LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog()})
 	case "snowflake":
 		return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
 			StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv})
@@ -111,6 +123,8 @@ func capabilities(adapter string) adapters.Info {
 	switch adapter {
 	case "duckdb":
 		return duckdb.Capabilities()
+	case "clickhouse":
+		return clickhouse.Capabilities()
 	case "snowflake":
 		return snowflake.Capabilities()
 	}

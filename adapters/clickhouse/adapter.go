@@ -1,0 +1,351 @@
+package clickhouse
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Config says which server to use and how.
+type Config struct {
+	// DSN is a native-protocol URL such as
+	// clickhouse://user:password@127.0.0.1:9000/default?dial_timeout=5s
+	// (parsed by clickhouse.ParseDSN). Its database is the session's
+	// default database. The DSN never appears in errors or logs.
+	DSN string
+	// Schema is the database of top-level models; it defaults to the
+	// DSN's database, or "default".
+	Schema string
+	// LedgerSchema and StageSchema are databases; they default to refill
+	// and refill_stage.
+	LedgerSchema string
+	StageSchema  string
+	// Log, when set, receives every statement before it runs.
+	Log func(sql string)
+}
+
+// Adapter is a connection pool to one ClickHouse server.
+type Adapter struct {
+	db     *sql.DB
+	cfg    Config
+	d      Dialect
+	server Server
+
+	// locks serializes swaps per target table: two concurrent swaps into
+	// one physical partition (say, two days of one month) would each
+	// replace the partition with their own copy and lose the other's rows.
+	locksMu sync.Mutex
+	locks   map[string]*sync.Mutex
+	// databases remembers the databases known to exist.
+	dbMu      sync.Mutex
+	databases map[string]bool
+
+	seq     atomic.Int64
+	version atomic.Uint64 // the last ledger version written
+	suffix  string        // unique per adapter: stage names and query ids
+}
+
+var _ adapters.Adapter = (*Adapter)(nil)
+
+// Server is what Open learned about the server.
+type Server struct {
+	Version string // as SELECT version() reports it, e.g. 18.16.1
+	// LogComment is true when the server knows the log_comment setting
+	// (added in 21.x; 18.16 lacks it) and the session may change settings;
+	// statements then carry their tag as JSON in it.
+	LogComment bool
+	// ReadOnly is true for a user with readonly = 1, who may neither write
+	// nor change settings.
+	ReadOnly bool
+	// partitionLimit is true when the server limits the partitions one
+	// INSERT may write (max_partitions_per_insert_block; 18.16 has no
+	// such limit).
+	partitionLimit bool
+	// DateTimeCompare is true when comparing a DateTime with a Date
+	// converts the Date, as current servers do. 18.16 compares the raw
+	// numbers, so Stage refuses there windows whose literal type differs
+	// from the partition column's.
+	DateTimeCompare bool
+}
+
+// Open connects to the server in cfg.DSN and checks it answers. Errors
+// name the server's address but never the DSN or the password.
+func Open(ctx context.Context, cfg Config) (*Adapter, error) {
+	opts, err := ParseDSN(cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = opts.Auth.Database
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = "default"
+	}
+	if cfg.LedgerSchema == "" {
+		cfg.LedgerSchema = "refill"
+	}
+	if cfg.StageSchema == "" {
+		cfg.StageSchema = "refill_stage"
+	}
+	b := make([]byte, 3)
+	rand.Read(b)
+	a := &Adapter{db: clickhouse.OpenDB(opts), cfg: cfg, suffix: hex.EncodeToString(b)}
+	res, err := a.query(ctx, adapters.Tag{Step: "open"}, "SELECT version(), "+
+		"(SELECT count() FROM system.settings WHERE name = 'log_comment'), "+
+		"toDateTime('2024-01-02 05:00:00', 'UTC') < toDate('2024-01-03'), "+
+		"(SELECT value FROM system.settings WHERE name = 'readonly'), "+
+		"(SELECT count() FROM system.settings WHERE name = 'max_partitions_per_insert_block')")
+	if err != nil {
+		a.db.Close()
+		return nil, fmt.Errorf("connecting to ClickHouse at %s: %w", strings.Join(opts.Addr, ","), err)
+	}
+	row := res.Rows[0]
+	a.server = Server{Version: fmt.Sprint(row[0]), DateTimeCompare: adapters.Int(row[2]) == 1, ReadOnly: fmt.Sprint(row[3]) == "1",
+		partitionLimit: adapters.Int(row[4]) > 0}
+	a.server.LogComment = adapters.Int(row[1]) > 0 && !a.server.ReadOnly
+	return a, nil
+}
+
+// ParseDSN parses a native-protocol DSN. Its errors never contain the DSN.
+func ParseDSN(dsn string) (*clickhouse.Options, error) {
+	if dsn == "" {
+		return nil, errors.New("no ClickHouse DSN: set dsn, e.g. clickhouse://127.0.0.1:9000/default")
+	}
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, fmt.Errorf("invalid ClickHouse DSN: %v", err)
+	}
+	if opts.Protocol != clickhouse.Native {
+		return nil, errors.New("invalid ClickHouse DSN: refill uses the native protocol (clickhouse://host:9000/database), not HTTP")
+	}
+	return opts, nil
+}
+
+// Dialect returns ClickHouse's dialect.
+func (a *Adapter) Dialect() models.Dialect { return a.d }
+
+// Info describes ClickHouse's guarantees.
+func (a *Adapter) Info() adapters.Info { return Capabilities() }
+
+// Capabilities describes what the adapter guarantees, without a connection.
+func Capabilities() adapters.Info {
+	return adapters.Info{
+		Name: "clickhouse",
+		Guarantee: "each physical partition is replaced atomically (ALTER TABLE ... REPLACE PARTITION), but a window spanning " +
+			"several partitions is not, and the ledger row is written after the swap: a crash in between leaves partitions " +
+			"swapped but unrecorded, and the next run redoes them",
+		MultiTable:         false,
+		DefaultConcurrency: 4,
+	}
+}
+
+// Server describes the server, as learned by Open.
+func (a *Adapter) Server() Server { return a.server }
+
+// DB returns the underlying pool, for tests.
+func (a *Adapter) DB() *sql.DB { return a.db }
+
+// Close closes the pool.
+func (a *Adapter) Close() error { return a.db.Close() }
+
+// lock returns the swap mutex of target.
+func (a *Adapter) lock(target models.Relation) *sync.Mutex {
+	a.locksMu.Lock()
+	defer a.locksMu.Unlock()
+	if a.locks == nil {
+		a.locks = map[string]*sync.Mutex{}
+	}
+	k := target.String()
+	if a.locks[k] == nil {
+		a.locks[k] = &sync.Mutex{}
+	}
+	return a.locks[k]
+}
+
+// tableName returns a fresh table name starting with target's stage
+// prefix, so CleanStages finds it after a crash; kind ("" or "swap_")
+// and the suffix contain no "__" (see adapters.IsStageOf).
+func (a *Adapter) tableName(target models.Relation, kind string) models.Relation {
+	return models.Relation{Schema: a.cfg.StageSchema,
+		Name: fmt.Sprintf("%s%s%s_%d", adapters.StagePrefix(target), kind, a.suffix, a.seq.Add(1))}
+}
+
+// ensureDatabase creates database once per adapter.
+func (a *Adapter) ensureDatabase(ctx context.Context, tag adapters.Tag, database string) error {
+	a.dbMu.Lock()
+	defer a.dbMu.Unlock()
+	if a.databases[database] {
+		return nil
+	}
+	if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)); err != nil {
+		return err
+	}
+	if a.databases == nil {
+		a.databases = map[string]bool{}
+	}
+	a.databases[database] = true
+	return nil
+}
+
+func (a *Adapter) log(sql string) {
+	if a.cfg.Log != nil {
+		a.cfg.Log(sql)
+	}
+}
+
+// queryID names one statement for system.query_log and system.processes:
+// refill-<run>-<model>-<partition>-<step>-<adapter><seq>, with every
+// character outside [A-Za-z0-9._:-] replaced by _. The adapter's random
+// suffix and sequence keep it unique, as the server requires of running
+// queries.
+func (a *Adapter) queryID(tag adapters.Tag) string {
+	parts := []string{"refill"}
+	for _, p := range []string{tag.RunID, tag.Model, tag.Partition, tag.Step} {
+		if p != "" {
+			if len(p) > 64 {
+				p = p[:64]
+			}
+			parts = append(parts, p)
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1)))
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+			return r
+		}
+		return '_'
+	}, strings.Join(parts, "-"))
+}
+
+// statementContext tags one statement: its query_id always, and
+// log_comment (a JSON object) on servers that know the setting. Values
+// are read in UTC, so a Date is midnight UTC whatever the server's zone.
+// Writes may create any number of partitions in one INSERT (the stage of
+// a batch, a swap table): max_partitions_per_insert_block is lifted.
+func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write bool) context.Context {
+	opts := []clickhouse.QueryOption{clickhouse.WithQueryID(a.queryID(tag)), clickhouse.WithUserLocation(time.UTC)}
+	settings := clickhouse.Settings{}
+	if write && a.server.partitionLimit {
+		settings["max_partitions_per_insert_block"] = 0
+	}
+	if a.server.LogComment {
+		b, _ := json.Marshal(map[string]string{"app": "refill", "run_id": tag.RunID, "model": tag.Model,
+			"partition": tag.Partition, "step": tag.Step})
+		settings["log_comment"] = string(b)
+	}
+	if len(settings) > 0 {
+		opts = append(opts, clickhouse.WithSettings(settings))
+	}
+	return clickhouse.Context(ctx, opts...)
+}
+
+// withConn runs fn on a connection of its own and discards the connection
+// if the server raised an exception. With 18.16, a query the server
+// rejects while parsing can leave the client's end-of-data packet unread,
+// and the connection then answers the next statement with "Unexpected
+// packet Data received from client"; a fresh connection is cheap.
+func (a *Adapter) withConn(ctx context.Context, fn func(*sql.Conn) error) error {
+	conn, err := a.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = fn(conn)
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
+	return err
+}
+
+// exec runs one statement.
+func (a *Adapter) exec(ctx context.Context, tag adapters.Tag, stmt string) error {
+	a.log(stmt)
+	return a.withConn(ctx, func(c *sql.Conn) error {
+		_, err := c.ExecContext(a.statementContext(ctx, tag, true), stmt)
+		return err
+	})
+}
+
+// execAll runs statements in order, stopping at the first error.
+func (a *Adapter) execAll(ctx context.Context, tag adapters.Tag, stmts []string) error {
+	for _, s := range stmts {
+		if err := a.exec(ctx, tag, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// query runs a query and reads its rows, normalized (see normalizeRows).
+func (a *Adapter) query(ctx context.Context, tag adapters.Tag, q string) (*adapters.Result, error) {
+	a.log(q)
+	var res *adapters.Result
+	err := a.withConn(ctx, func(c *sql.Conn) error {
+		rows, err := c.QueryContext(a.statementContext(ctx, tag, false), q)
+		if err != nil {
+			return err
+		}
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		if res, err = adapters.ScanRows(rows); err != nil {
+			return err
+		}
+		normalizeRows(res, types)
+		return nil
+	})
+	return res, err
+}
+
+// normalizeRows fixes what adapters.Normalize cannot know from the values
+// alone: clickhouse-go hands Decimals to database/sql as strings, which
+// become int64 or float64 here like other drivers' decimals.
+func normalizeRows(res *adapters.Result, types []*sql.ColumnType) {
+	for i, ct := range types {
+		if !strings.HasPrefix(baseType(ct.DatabaseTypeName()), "Decimal") {
+			continue
+		}
+		for _, row := range res.Rows {
+			if s, ok := row[i].(string); ok {
+				row[i] = adapters.Normalize(stringer(s))
+			}
+		}
+	}
+}
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }
+
+// baseType strips Nullable(...) and LowCardinality(...) from a type name.
+func baseType(t string) string {
+	for _, w := range []string{"Nullable(", "LowCardinality("} {
+		if strings.HasPrefix(t, w) && strings.HasSuffix(t, ")") {
+			t = baseType(t[len(w) : len(t)-1])
+		}
+	}
+	return t
+}

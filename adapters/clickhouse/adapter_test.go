@@ -1,0 +1,89 @@
+package clickhouse_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/clickhouse"
+)
+
+// dsn returns CLICKHOUSE_DSN or skips the test.
+func dsn(t *testing.T) string {
+	t.Helper()
+	v := os.Getenv("CLICKHOUSE_DSN")
+	if v == "" {
+		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
+	}
+	return v
+}
+
+// statementLog collects the statements an adapter runs.
+type statementLog struct {
+	mu    sync.Mutex
+	stmts []string
+}
+
+func (l *statementLog) add(s string) {
+	l.mu.Lock()
+	l.stmts = append(l.stmts, s)
+	l.mu.Unlock()
+}
+
+// matching returns the logged statements containing every one of parts.
+func (l *statementLog) matching(parts ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+next:
+	for _, s := range l.stmts {
+		for _, p := range parts {
+			if !strings.Contains(s, p) {
+				continue next
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// open opens an adapter on fresh databases that t's cleanup drops.
+func open(t *testing.T, s adaptertest.Schemas, log *statementLog) *clickhouse.Adapter {
+	t.Helper()
+	cfg := clickhouse.Config{DSN: dsn(t), Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage}
+	if log != nil {
+		cfg.Log = log.add
+	}
+	a, err := clickhouse.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, db := range []string{s.Default, s.Ledger, s.Stage} {
+			if _, err := a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+a.Dialect().QuoteIdent(db)); err != nil {
+				t.Errorf("dropping %s: %v", db, err)
+			}
+		}
+		a.Close()
+	})
+	return a
+}
+
+func TestConformance(t *testing.T) {
+	dsn(t)
+	adaptertest.Run(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+		return open(t, s, nil)
+	})
+}
+
+// schemas returns fresh database names for one test.
+func schemas(t *testing.T) adaptertest.Schemas {
+	name := strings.ToLower(strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	suffix := fmt.Sprintf("%s_%d", name, os.Getpid())
+	return adaptertest.Schemas{Default: "ct_" + suffix, Ledger: "ct_ledger_" + suffix, Stage: "ct_stage_" + suffix}
+}

@@ -1,0 +1,339 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// The ledger lives in ReplacingMergeTree tables: every write inserts a
+// row with a larger version (VersionColumn), and reads take the latest row
+// per key with FINAL, which is exact before background merges too. (Not
+// argMax: it skips NULLs, so a NULL written over a value would read back
+// as the old value.) Rows are written only with INSERT ... SELECT of
+// literals, which every server version accepts. DateTime holds whole
+// seconds, so times are truncated to the second on write.
+
+// VersionColumn is the ledger tables' extra column: the write's time in
+// unix microseconds, strictly increasing within a process.
+const VersionColumn = "version"
+
+// ledgerKeys are the ORDER BY (replacing) keys of the ledger tables.
+var ledgerKeys = map[string][]string{
+	adapters.PartitionsTable: {"model", "partition_key"},
+	adapters.RunsTable:       {"run_id"},
+	adapters.LeasesTable:     {"table_name", "run_id"},
+}
+
+func ledgerColumns(table string) []adapters.Column {
+	return map[string][]adapters.Column{adapters.PartitionsTable: adapters.PartitionColumns,
+		adapters.RunsTable: adapters.RunColumns, adapters.LeasesTable: adapters.LeaseColumns}[table]
+}
+
+func (a *Adapter) ledgerTable(name string) models.Relation {
+	return models.Relation{Schema: a.cfg.LedgerSchema, Name: name}
+}
+
+// LedgerStatements renders the DDL that creates the ledger in database.
+func LedgerStatements(d Dialect, database string) []string {
+	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + d.QuoteIdent(database)}
+	for _, table := range []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable} {
+		var defs []string
+		for _, c := range ledgerColumns(table) {
+			typ := d.ColumnType(c.Type)
+			if !c.NotNull {
+				typ = Nullable(typ)
+			}
+			defs = append(defs, d.QuoteIdent(c.Name)+" "+typ)
+		}
+		defs = append(defs, d.QuoteIdent(VersionColumn)+" UInt64")
+		keys := make([]string, len(ledgerKeys[table]))
+		for i, k := range ledgerKeys[table] {
+			keys[i] = d.QuoteIdent(k)
+		}
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n) ENGINE = ReplacingMergeTree(%s) ORDER BY (%s)",
+			models.Relation{Schema: database, Name: table}.Quote(d), strings.Join(defs, ",\n  "),
+			d.QuoteIdent(VersionColumn), strings.Join(keys, ", ")))
+	}
+	return stmts
+}
+
+// InsertSelectStatements render rows of literals as INSERT INTO table
+// (columns) SELECT ... UNION ALL SELECT ..., split so that no statement
+// nears max_query_size (256 KiB) or max_ast_elements. Every value must be
+// a literal of its column's type, or NULL.
+func InsertSelectStatements(d Dialect, table models.Relation, columns []string, rows [][]string) []string {
+	const maxBytes, maxValues = 128 << 10, 10000
+	names := make([]string, len(columns))
+	for i, c := range columns {
+		names[i] = d.QuoteIdent(c)
+	}
+	head := fmt.Sprintf("INSERT INTO %s (%s)\n", table.Quote(d), strings.Join(names, ", "))
+	var stmts []string
+	var b strings.Builder
+	n := 0
+	for _, row := range rows {
+		sel := "SELECT " + strings.Join(row, ", ")
+		if n > 0 && (b.Len()+len(sel) > maxBytes || (n+1)*len(row) > maxValues) {
+			stmts = append(stmts, b.String())
+			b.Reset()
+			n = 0
+		}
+		if n == 0 {
+			b.WriteString(head)
+		} else {
+			b.WriteString("\nUNION ALL ")
+		}
+		b.WriteString(sel)
+		n++
+	}
+	if n > 0 {
+		stmts = append(stmts, b.String())
+	}
+	return stmts
+}
+
+// seconds truncates t to whole seconds, which DateTime holds.
+func seconds(t time.Time) time.Time { return t.Truncate(time.Second) }
+
+// RecordStatements render the INSERTs of records, with versions from
+// version.
+func RecordStatements(d Dialect, database string, records []adapters.Record, version func() uint64) []string {
+	rows := make([][]string, len(records))
+	for i, r := range records {
+		r.WindowStart, r.WindowEnd, r.StartedAt = seconds(r.WindowStart), seconds(r.WindowEnd), seconds(r.StartedAt)
+		r.FinishedAt, r.PublishedAt = seconds(r.FinishedAt), seconds(r.PublishedAt)
+		rows[i] = append(adapters.RecordValues(d, r), fmt.Sprint(version()))
+	}
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.PartitionsTable},
+		withVersion(adapters.PartitionColumns), rows)
+}
+
+// RunStatement renders the INSERT of run's record.
+func RunStatement(d Dialect, database string, run *adapters.Run, version uint64) string {
+	r := *run
+	r.StartedAt, r.FinishedAt = seconds(r.StartedAt), seconds(r.FinishedAt)
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.RunsTable},
+		withVersion(adapters.RunColumns), [][]string{append(adapters.RunValues(d, &r), fmt.Sprint(version))})[0]
+}
+
+// LeaseStatement renders the INSERT of leases' rows.
+func LeaseStatement(d Dialect, database string, leases []adapters.Lease, version func() uint64) string {
+	rows := make([][]string, len(leases))
+	for i, l := range leases {
+		l.AcquiredAt, l.HeartbeatAt, l.ExpiresAt = seconds(l.AcquiredAt), seconds(l.HeartbeatAt), seconds(l.ExpiresAt)
+		rows[i] = append(adapters.LeaseValues(d, l), fmt.Sprint(version()))
+	}
+	return strings.Join(InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.LeasesTable},
+		withVersion(adapters.LeaseColumns), rows), ";\n")
+}
+
+func withVersion(cols []adapters.Column) []string {
+	names := make([]string, 0, len(cols)+1)
+	for _, c := range cols {
+		names = append(names, c.Name)
+	}
+	return append(names, VersionColumn)
+}
+
+// nextVersion returns a ledger version: the time in unix microseconds,
+// or one more than the last version if the clock has not moved on.
+func (a *Adapter) nextVersion() uint64 {
+	for {
+		last := a.version.Load()
+		v := uint64(time.Now().UnixMicro())
+		if v <= last {
+			v = last + 1
+		}
+		if a.version.CompareAndSwap(last, v) {
+			return v
+		}
+	}
+}
+
+// SetupLedger creates the ledger database and tables if missing.
+func (a *Adapter) SetupLedger(ctx context.Context) error {
+	return a.execAll(ctx, adapters.Tag{Step: "ledger"}, LedgerStatements(a.d, a.cfg.LedgerSchema))
+}
+
+// ledgerExists reports whether the ledger's table exists, without
+// creating anything.
+func (a *Adapter) ledgerExists(ctx context.Context, table string) (bool, error) {
+	return a.exists(ctx, adapters.Tag{Step: "ledger"}, a.ledgerTable(table))
+}
+
+// latest renders the query for the latest row of each key of table among
+// the rows matching where, which may test key columns only (FINAL merges
+// the rows of a key after where has filtered them).
+func (a *Adapter) latest(table, where string) string {
+	return fmt.Sprintf("SELECT %s FROM %s FINAL WHERE %s", adapters.ColumnNames(a.d, ledgerColumns(table)),
+		a.ledgerTable(table).Quote(a.d), where)
+}
+
+// Partitions returns the current record of every partition of the named
+// models, ordered by model, window and key. A ledger that does not exist
+// yet holds none, and nothing is created.
+func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Record, error) {
+	if ok, err := a.ledgerExists(ctx, adapters.PartitionsTable); err != nil || !ok || len(names) == 0 {
+		return nil, err
+	}
+	list, _ := models.Literal(a.d, names)
+	res, err := a.query(ctx, adapters.Tag{Step: "ledger"},
+		a.latest(adapters.PartitionsTable, "`model` IN "+list)+" ORDER BY `model`, `window_start`, `partition_key`")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]adapters.Record, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := adapters.RecordFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RecordPartitions writes records, replacing earlier records of the same
+// partitions. Times are stored to the second.
+func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Record) error {
+	return a.writeRecords(ctx, adapters.Tag{Step: "ledger"}, records)
+}
+
+func (a *Adapter) writeRecords(ctx context.Context, tag adapters.Tag, records []adapters.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	return a.execAll(ctx, tag, RecordStatements(a.d, a.cfg.LedgerSchema, records, a.nextVersion))
+}
+
+// SaveRun inserts or replaces run's record. Times are stored to the
+// second.
+func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
+	return a.exec(ctx, adapters.Tag{RunID: run.ID, Step: "ledger"}, RunStatement(a.d, a.cfg.LedgerSchema, run, a.nextVersion()))
+}
+
+// LoadRun returns the run with id, or an error wrapping
+// adapters.ErrRunNotFound.
+func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error) {
+	if ok, err := a.ledgerExists(ctx, adapters.RunsTable); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
+	}
+	res, err := a.query(ctx, adapters.Tag{RunID: id, Step: "ledger"}, a.latest(adapters.RunsTable, "`run_id` = "+a.d.QuoteString(id)))
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("%w: %s", adapters.ErrRunNotFound, id)
+	}
+	return adapters.RunFromRow(res.Rows[0])
+}
+
+// leases returns the latest rows of the leases matching where (key
+// columns only) that are live at now.
+func (a *Adapter) leases(ctx context.Context, tag adapters.Tag, where string, now time.Time) ([]adapters.Lease, error) {
+	res, err := a.query(ctx, tag, a.latest(adapters.LeasesTable, where))
+	if err != nil {
+		return nil, err
+	}
+	var out []adapters.Lease
+	for _, row := range res.Rows {
+		l, err := adapters.LeaseFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		if l.ExpiresAt.After(seconds(now)) {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].AcquiredAt.Equal(out[j].AcquiredAt) {
+			return out[i].AcquiredAt.Before(out[j].AcquiredAt)
+		}
+		return out[i].RunID < out[j].RunID
+	})
+	return out, nil
+}
+
+func (a *Adapter) writeLeases(ctx context.Context, tag adapters.Tag, leases []adapters.Lease) error {
+	if len(leases) == 0 {
+		return nil
+	}
+	return a.exec(ctx, tag, LeaseStatement(a.d, a.cfg.LedgerSchema, leases, a.nextVersion))
+}
+
+// released is the expiry of a released lease's tombstone row.
+var released = time.Unix(0, 0).UTC()
+
+// AcquireLease takes l.Table for l.RunID without a transaction: it
+// inserts a claim, then reads the table's claims live at l.AcquiredAt.
+// The earliest (by acquired_at, then run_id) wins; a loser replaces its
+// claim with a tombstone and gets a *adapters.LeaseHeldError. A run
+// holding the table may acquire it again (its acquired_at is kept).
+// Expired claims are ignored. Two runs claiming within the same second on
+// clocks that disagree could both win; clocks are assumed to be in sync.
+func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
+	tag := adapters.Tag{RunID: l.RunID, Step: "lease"}
+	where := "`table_name` = " + a.d.QuoteString(l.Table)
+	live, err := a.leases(ctx, tag, where, l.AcquiredAt)
+	if err != nil {
+		return err
+	}
+	for _, held := range live {
+		if held.RunID == l.RunID && held.AcquiredAt.Before(l.AcquiredAt) {
+			l.AcquiredAt = held.AcquiredAt
+		}
+	}
+	if err := a.writeLeases(ctx, tag, []adapters.Lease{l}); err != nil {
+		return err
+	}
+	if live, err = a.leases(ctx, tag, where, l.AcquiredAt); err != nil {
+		return err
+	}
+	if len(live) == 0 || live[0].RunID == l.RunID {
+		return nil
+	}
+	tomb := l
+	tomb.ExpiresAt = released
+	if err := a.writeLeases(context.WithoutCancel(ctx), tag, []adapters.Lease{tomb}); err != nil {
+		return err
+	}
+	return &adapters.LeaseHeldError{Held: live[0]}
+}
+
+// RenewLeases moves the expiry of every live lease of runID to expires,
+// by writing newer rows.
+func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires time.Time) error {
+	tag := adapters.Tag{RunID: runID, Step: "lease"}
+	live, err := a.leases(ctx, tag, "`run_id` = "+a.d.QuoteString(runID), now)
+	if err != nil {
+		return err
+	}
+	for i := range live {
+		live[i].HeartbeatAt, live[i].ExpiresAt = now, expires
+	}
+	return a.writeLeases(ctx, tag, live)
+}
+
+// ReleaseLeases drops every lease runID holds, by writing tombstones
+// (expires_at 1970-01-01 00:00:00).
+func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
+	tag := adapters.Tag{RunID: runID, Step: "lease"}
+	now := time.Now().UTC()
+	// Every lease not yet released, expired or not.
+	live, err := a.leases(ctx, tag, "`run_id` = "+a.d.QuoteString(runID), released)
+	if err != nil {
+		return err
+	}
+	for i := range live {
+		live[i].HeartbeatAt, live[i].ExpiresAt = now, released
+	}
+	return a.writeLeases(ctx, tag, live)
+}

@@ -1,0 +1,234 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// How a swap works. ClickHouse replaces data a physical partition at a
+// time: ALTER TABLE target REPLACE PARTITION ID 'p' FROM source swaps in
+// source's copy of partition p atomically (hard links, no data copied).
+// A model's window need not match the table's partitions: the usual
+// ClickHouse advice is monthly partitions, so a daily model's window is a
+// few days of one month. Publish therefore:
+//
+//  1. finds the physical partitions the window touches: those holding
+//     target rows inside the window (SELECT DISTINCT over the _part
+//     virtual column, whose name begins with the partition ID; this needs
+//     no knowledge of the partition expression and works on 18.16 and
+//     current servers alike), plus those the stage holds (system.parts);
+//  2. builds a swap table like the stage holding, for those partitions,
+//     the stage's rows (REPLACE PARTITION from the stage, again hard
+//     links) plus the target's rows outside the window (INSERT ...
+//     SELECT), so the replace keeps them. The stage itself is never
+//     changed, so publishing it again gives the same result;
+//  3. swaps in one ALTER: REPLACE PARTITION ID ... FROM the swap table
+//     for each partition it holds, and DROP PARTITION ID ... for each
+//     touched partition it lacks, so a window whose stage is empty ends
+//     empty. (What REPLACE does with a partition the source lacks differs
+//     across versions; an explicit DROP does not.)
+//
+// Whole-table windows and new targets skip step 2 (nothing outside the
+// window survives) and replace straight from the stage. Each partition's
+// replace is atomic; the ALTER as a whole is not, and the ledger is
+// written afterwards. Swaps into one target are serialized, since two
+// concurrent swaps into one physical partition would each replace it with
+// their own copy.
+
+// Publish swaps each stage into its target and then writes its ledger
+// records. All swaps must be of one target table; ClickHouse cannot
+// commit several tables together (adapters.ErrNotSupported).
+func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
+	if len(swaps) == 0 {
+		return nil
+	}
+	target := a.resolve(swaps[0].Stage.Target)
+	for _, sw := range swaps[1:] {
+		if t := a.resolve(sw.Stage.Target); t != target {
+			return fmt.Errorf("publishing %s and %s together: %w (ClickHouse has no multi-table transactions)", target, t, adapters.ErrNotSupported)
+		}
+	}
+	mu := a.lock(target)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, sw := range swaps {
+		tag := sw.Stage.Tag
+		tag.Step = "publish"
+		if err := a.swap(ctx, tag, sw.Stage); err != nil {
+			return fmt.Errorf("publishing %s into %s: %w", sw.Stage.Relation, target, err)
+		}
+		tag.Step = "ledger"
+		if err := a.writeRecords(ctx, tag, sw.Records); err != nil {
+			return fmt.Errorf("%s was swapped, but recording it in the ledger failed (the next run redoes it): %w", target, err)
+		}
+	}
+	return nil
+}
+
+// resolve fills in r's default database.
+func (a *Adapter) resolve(r models.Relation) models.Relation {
+	r.Schema = a.schema(r)
+	return r
+}
+
+// SwapPlan is what Publish learned about one swap before changing
+// anything.
+type SwapPlan struct {
+	Target, Stage models.Relation
+	// Work is the swap table; zero to replace straight from the stage.
+	Work   models.Relation
+	Window adapters.Window
+	// Staged are the IDs of the partitions the stage holds; Touched those
+	// the swap replaces or drops (Staged plus the target's partitions
+	// with rows in the window), sorted.
+	Staged, Touched []string
+}
+
+// TouchedSQL renders the query for the IDs of target's partitions holding
+// rows inside w.
+func TouchedSQL(d Dialect, target models.Relation, w adapters.Window) string {
+	if w.Whole() {
+		return PartitionsSQL(d, target)
+	}
+	return fmt.Sprintf("SELECT DISTINCT splitByChar('_', _part)[1] FROM %s WHERE %s", target.Quote(d), w.Predicate(d))
+}
+
+// PartitionsSQL renders the query for the IDs of table's partitions.
+func PartitionsSQL(d Dialect, table models.Relation) string {
+	return fmt.Sprintf("SELECT DISTINCT partition_id FROM system.parts WHERE database = %s AND table = %s AND active ORDER BY partition_id",
+		d.QuoteString(table.Schema), d.QuoteString(table.Name))
+}
+
+// WorkStatements render the swap table of p: like the stage, holding the
+// stage's partitions and the target's rows of the touched partitions that
+// lie outside the window.
+func WorkStatements(d Dialect, p SwapPlan) []string {
+	work, stage := p.Work.Quote(d), p.Stage.Quote(d)
+	stmts := []string{fmt.Sprintf("CREATE TABLE %s AS %s", work, stage)}
+	if len(p.Staged) > 0 {
+		clauses := make([]string, len(p.Staged))
+		for i, id := range p.Staged {
+			clauses[i] = fmt.Sprintf("REPLACE PARTITION ID %s FROM %s", d.QuoteString(id), stage)
+		}
+		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s %s", work, strings.Join(clauses, ", ")))
+	}
+	// NOT ifNull(...): a row whose window column is NULL is outside the
+	// window and must be kept.
+	return append(stmts, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s WHERE splitByChar('_', _part)[1] IN %s AND NOT ifNull((%s), 0)",
+		work, p.Target.Quote(d), idList(d, p.Touched), p.Window.Predicate(d)))
+}
+
+// SwapSQL renders the ALTER that swaps source's partitions have into
+// target and drops target's partitions in touched that source lacks.
+func SwapSQL(d Dialect, target, source models.Relation, have, touched []string) string {
+	var clauses []string
+	in := map[string]bool{}
+	for _, id := range have {
+		in[id] = true
+		clauses = append(clauses, fmt.Sprintf("REPLACE PARTITION ID %s FROM %s", d.QuoteString(id), source.Quote(d)))
+	}
+	for _, id := range touched {
+		if !in[id] {
+			clauses = append(clauses, "DROP PARTITION ID "+d.QuoteString(id))
+		}
+	}
+	return fmt.Sprintf("ALTER TABLE %s %s", target.Quote(d), strings.Join(clauses, ", "))
+}
+
+func idList(d Dialect, ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = d.QuoteString(id)
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}
+
+// swap publishes one stage (see the comment at the top of this file).
+func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage) (err error) {
+	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window}
+	staged, err := a.exists(ctx, tag, p.Stage)
+	if err != nil {
+		return err
+	}
+	if !staged {
+		return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", p.Stage)
+	}
+	target, err := a.table(ctx, tag, p.Target)
+	if err != nil {
+		return err
+	}
+	if target == nil {
+		if err := a.ensureDatabase(ctx, tag, p.Target.Schema); err != nil {
+			return err
+		}
+		if err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s", p.Target.Quote(a.d), p.Stage.Quote(a.d))); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil { // leave no target behind, as before the swap
+				a.drop(ctx, tag, p.Target)
+			}
+		}()
+	} else if err := target.swappable(p.Target); err != nil {
+		return err
+	}
+	if p.Staged, err = a.ids(ctx, tag, PartitionsSQL(a.d, p.Stage)); err != nil {
+		return err
+	}
+	touched := p.Staged
+	if target != nil {
+		inWindow, err := a.ids(ctx, tag, TouchedSQL(a.d, p.Target, p.Window))
+		if err != nil {
+			return err
+		}
+		touched = append(inWindow, p.Staged...)
+	}
+	p.Touched = unique(touched)
+	if len(p.Touched) == 0 {
+		return nil // nothing in the window, nothing staged
+	}
+	source, have := p.Stage, p.Staged
+	if target != nil && !p.Window.Whole() {
+		p.Work = a.tableName(p.Target, "swap_")
+		defer a.drop(ctx, tag, p.Work)
+		if err := a.execAll(ctx, tag, WorkStatements(a.d, p)); err != nil {
+			return err
+		}
+		if have, err = a.ids(ctx, tag, PartitionsSQL(a.d, p.Work)); err != nil {
+			return err
+		}
+		source = p.Work
+	}
+	return a.exec(ctx, tag, SwapSQL(a.d, p.Target, source, have, p.Touched))
+}
+
+// ids runs a query returning partition IDs.
+func (a *Adapter) ids(ctx context.Context, tag adapters.Tag, q string) ([]string, error) {
+	res, err := a.query(ctx, tag, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(res.Rows))
+	for i, row := range res.Rows {
+		out[i] = fmt.Sprint(row[0])
+	}
+	return unique(out), nil
+}
+
+func unique(ids []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

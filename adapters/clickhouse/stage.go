@@ -1,0 +1,387 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// TableOptions are the engine clauses of a table refill creates.
+type TableOptions struct {
+	Engine      string // e.g. MergeTree()
+	PartitionBy string // empty: no PARTITION BY (one partition, "all")
+	OrderBy     string
+	Settings    string // appended as SETTINGS ...
+}
+
+// ModelTableOptions returns the table options of m (models.Config's
+// clickhouse: block) with defaults: engine MergeTree(); PARTITION BY
+// toYYYYMMDD(col) for hour grains, toYYYYMM(col) for day, week and month,
+// toYear(col) for year, the column itself for list models and nothing for
+// whole tables; ORDER BY the partition column, or tuple().
+func ModelTableOptions(d Dialect, m *models.Model) TableOptions {
+	return modelTableOptions(d, m, false)
+}
+
+// modelTableOptions is ModelTableOptions for a partition column that may
+// be Nullable: ClickHouse refuses Nullable sorting and partition keys, so
+// the default keys then use assumeNotNull(col). (Verification refuses
+// staged rows whose partition column is NULL.)
+func modelTableOptions(d Dialect, m *models.Model, nullable bool) TableOptions {
+	var c models.Config
+	if m != nil {
+		c = m.Config
+	}
+	o := TableOptions{Engine: c.ClickHouse.Engine, PartitionBy: c.ClickHouse.PartitionBy, OrderBy: c.ClickHouse.OrderBy,
+		Settings: c.ClickHouse.Settings}
+	if o.Engine == "" {
+		o.Engine = "MergeTree()"
+	}
+	col := ""
+	if c.PartitionBy != "" {
+		col = d.QuoteIdent(c.PartitionBy)
+		if nullable {
+			col = "assumeNotNull(" + col + ")"
+		}
+	}
+	if o.PartitionBy == "" && col != "" {
+		switch {
+		case c.Values != nil:
+			o.PartitionBy = col
+		case c.Grain == models.Hour:
+			o.PartitionBy = "toYYYYMMDD(" + col + ")"
+		case c.Grain == models.Year:
+			o.PartitionBy = "toYear(" + col + ")"
+		case c.Grain != 0:
+			o.PartitionBy = "toYYYYMM(" + col + ")"
+		}
+	}
+	if o.OrderBy == "" {
+		o.OrderBy = "tuple()"
+		if col != "" {
+			o.OrderBy = col
+		}
+	}
+	return o
+}
+
+// Clauses renders ENGINE = ... PARTITION BY ... ORDER BY ... SETTINGS ....
+func (o TableOptions) Clauses() string {
+	s := "ENGINE = " + o.Engine
+	if o.PartitionBy != "" {
+		s += " PARTITION BY " + o.PartitionBy
+	}
+	s += " ORDER BY " + o.OrderBy
+	if o.Settings != "" {
+		s += " SETTINGS " + o.Settings
+	}
+	return s
+}
+
+// subquery wraps a model's query on lines of its own, so a trailing --
+// comment cannot swallow the closing parenthesis.
+func subquery(query string) string { return "(\n" + query + "\n)" }
+
+// CreateStageSQL renders the stage of a model whose table does not exist
+// yet: CREATE TABLE ... AS SELECT, with the model's table options. Publish
+// creates the target from the stage, so a stage that fails verification
+// never creates the target.
+func CreateStageSQL(d Dialect, stage models.Relation, o TableOptions, query string) string {
+	return fmt.Sprintf("CREATE TABLE %s %s AS SELECT * FROM %s", stage.Quote(d), o.Clauses(), subquery(query))
+}
+
+// StageIntoStatements render the stage of a model whose table exists: a
+// table like the target (same columns, engine, partition key) and an
+// INSERT of the query's columns by name, in the target's order.
+func StageIntoStatements(d Dialect, stage, target models.Relation, columns []string, query string) []string {
+	names := make([]string, len(columns))
+	for i, c := range columns {
+		names[i] = d.QuoteIdent(c)
+	}
+	list := strings.Join(names, ", ")
+	return []string{
+		fmt.Sprintf("CREATE TABLE %s AS %s", stage.Quote(d), target.Quote(d)),
+		fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", stage.Quote(d), list, list, subquery(query)),
+	}
+}
+
+// Stage computes req.Query into a new MergeTree table in StageSchema
+// whose name starts with adapters.StagePrefix(req.Target). When the
+// target exists the stage copies its structure and partition key, and the
+// query's columns are inserted by name; its columns must be the target's
+// (a target column with a DEFAULT may be missing). Otherwise the stage is
+// created from the query with the model's table options. A failed Stage
+// drops what it created.
+func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapters.Stage, error) {
+	if req.Target.Database != "" {
+		return nil, fmt.Errorf("%s: ClickHouse tables are named database.table, not database.schema.table", req.Target)
+	}
+	st, err := a.stage(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("staging %s: %w", req.Target, err)
+	}
+	return st, nil
+}
+
+func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapters.Stage, error) {
+	req.Target.Schema = a.schema(req.Target)
+	tag := req.Tag
+	if tag.Step == "" {
+		tag.Step = "stage"
+	}
+	if err := a.ensureDatabase(ctx, tag, a.cfg.StageSchema); err != nil {
+		return nil, err
+	}
+	target, err := a.table(ctx, tag, req.Target)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := a.describe(ctx, tag, req.Query)
+	if err != nil {
+		return nil, err
+	}
+	rel := a.tableName(req.Target, "")
+	var stmts []string
+	if target == nil {
+		nullable := false
+		for _, c := range cols {
+			nullable = nullable || (c.Name == req.Window.Column && strings.Contains(c.Type, "Nullable("))
+		}
+		stmts = []string{CreateStageSQL(a.d, rel, modelTableOptions(a.d, req.Model, nullable), req.Query)}
+	} else {
+		if err := target.swappable(req.Target); err != nil {
+			return nil, err
+		}
+		names, err := insertColumns(req.Target, target.Columns, cols)
+		if err != nil {
+			return nil, err
+		}
+		stmts = StageIntoStatements(a.d, rel, req.Target, names, req.Query)
+		cols = target.Columns
+	}
+	if err := a.checkWindowType(req, cols); err != nil {
+		return nil, err
+	}
+	if err := a.execAll(ctx, tag, stmts); err != nil {
+		a.drop(ctx, tag, rel)
+		return nil, err
+	}
+	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
+}
+
+// insertColumns returns the target's columns to insert from a query
+// returning cols, or an error naming the columns that do not match.
+func insertColumns(target models.Relation, tcols, qcols []column) ([]string, error) {
+	have := map[string]bool{}
+	for _, c := range qcols {
+		have[c.Name] = true
+	}
+	known := map[string]bool{}
+	var names, missing, extra []string
+	for _, c := range tcols {
+		known[c.Name] = true
+		switch {
+		case c.DefaultKind == "MATERIALIZED" || c.DefaultKind == "ALIAS":
+		case have[c.Name]:
+			names = append(names, c.Name)
+		case c.DefaultKind == "":
+			missing = append(missing, c.Name)
+		}
+	}
+	for _, c := range qcols {
+		if !known[c.Name] {
+			extra = append(extra, c.Name)
+		}
+	}
+	var problems []string
+	if len(extra) > 0 {
+		problems = append(problems, "returns columns the table lacks: "+strings.Join(extra, ", "))
+	}
+	if len(missing) > 0 {
+		problems = append(problems, "lacks columns of the table: "+strings.Join(missing, ", "))
+	}
+	if problems != nil {
+		return nil, fmt.Errorf("the query %s (refill does not alter existing tables: ALTER TABLE %s yourself, or drop it to rebuild)",
+			strings.Join(problems, "; "), target)
+	}
+	return names, nil
+}
+
+// checkWindowType refuses, on servers that compare DateTime with Date by
+// their raw numbers (18.16), a time window whose literals would not have
+// the partition column's type: DATE bounds on a DateTime column match
+// nothing there, and the window would be verified and swapped wrongly.
+func (a *Adapter) checkWindowType(req adapters.StageRequest, cols []column) error {
+	w := req.Window
+	if a.server.DateTimeCompare || w.Whole() || w.Values != nil {
+		return nil
+	}
+	for _, c := range cols {
+		if c.Name != w.Column {
+			continue
+		}
+		t := baseType(c.Type)
+		switch {
+		case strings.HasPrefix(t, "DateTime") && !w.Timestamp:
+			return fmt.Errorf("column %s is a %s, but the model's windows are dates, which ClickHouse %s compares wrongly with DateTime values; set partition_type: timestamp in the model (or make the column a Date)",
+				w.Column, c.Type, a.server.Version)
+		case strings.HasPrefix(t, "Date") && !strings.HasPrefix(t, "DateTime") && w.Timestamp:
+			return fmt.Errorf("column %s is a %s, but the model's windows are timestamps, which ClickHouse %s compares wrongly with Date values; set partition_type: date in the model (or make the column a DateTime)",
+				w.Column, c.Type, a.server.Version)
+		}
+	}
+	return nil
+}
+
+// column is a column as system.columns or DESCRIBE report it.
+type column struct {
+	Name, Type  string
+	DefaultKind string // "", DEFAULT, MATERIALIZED or ALIAS
+}
+
+// tableInfo is what system.tables and system.columns say about a table.
+type tableInfo struct {
+	Engine  string
+	Columns []column
+}
+
+// swappable reports whether refill can swap partitions of t.
+func (t *tableInfo) swappable(r models.Relation) error {
+	switch {
+	case strings.HasPrefix(t.Engine, "Replicated"):
+		return fmt.Errorf("%s is a %s table: refill does not swap replicated tables yet (a stage created AS it would share its ZooKeeper path)", r, t.Engine)
+	case !strings.HasSuffix(t.Engine, "MergeTree"):
+		return fmt.Errorf("%s is a %s table: refill swaps partitions of MergeTree tables only", r, t.Engine)
+	}
+	return nil
+}
+
+// table returns what the server knows about r, or nil if it does not
+// exist. It asks about r alone (EXISTS, SHOW CREATE TABLE, DESCRIBE):
+// on 18.16 a query of system.tables fails with "Table ... doesn't exist"
+// when any table of the server is dropped while it runs.
+func (a *Adapter) table(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
+	if ok, err := a.exists(ctx, tag, r); err != nil || !ok {
+		return nil, err
+	}
+	q := r.Quote(a.d)
+	res, err := a.query(ctx, tag, "SHOW CREATE TABLE "+q)
+	if err != nil || len(res.Rows) == 0 {
+		return nil, err
+	}
+	t := &tableInfo{Engine: engineOf(fmt.Sprint(res.Rows[0][0]))}
+	if res, err = a.query(ctx, tag, "DESCRIBE TABLE "+q); err != nil {
+		return nil, err
+	}
+	for _, row := range res.Rows {
+		t.Columns = append(t.Columns, column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1]), DefaultKind: fmt.Sprint(row[2])})
+	}
+	return t, nil
+}
+
+// exists reports whether table r exists (false if its database does not).
+func (a *Adapter) exists(ctx context.Context, tag adapters.Tag, r models.Relation) (bool, error) {
+	res, err := a.query(ctx, tag, "EXISTS TABLE "+r.Quote(a.d))
+	return err == nil && len(res.Rows) == 1 && adapters.Int(res.Rows[0][0]) == 1, err
+}
+
+// engineOf returns the engine name of a CREATE TABLE statement.
+func engineOf(create string) string {
+	i := strings.LastIndex(create, "ENGINE = ")
+	if i < 0 {
+		return ""
+	}
+	name := create[i+len("ENGINE = "):]
+	if j := strings.IndexAny(name, "( \n"); j >= 0 {
+		name = name[:j]
+	}
+	return name
+}
+
+// tablesWithPrefix lists the tables of database whose names start with
+// prefix, from system.columns, which (unlike system.tables on 18.16)
+// skips tables dropped while it runs.
+func (a *Adapter) tablesWithPrefix(ctx context.Context, tag adapters.Tag, database, prefix string) ([]string, error) {
+	res, err := a.query(ctx, tag, fmt.Sprintf("SELECT DISTINCT table FROM system.columns WHERE database = %s AND startsWith(table, %s) ORDER BY table",
+		a.d.QuoteString(database), a.d.QuoteString(prefix)))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, row := range res.Rows {
+		if name := fmt.Sprint(row[0]); strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// describe returns the columns query returns, without running it.
+func (a *Adapter) describe(ctx context.Context, tag adapters.Tag, query string) ([]column, error) {
+	res, err := a.query(ctx, tag, "DESCRIBE TABLE "+subquery(query))
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]column, len(res.Rows))
+	for i, row := range res.Rows {
+		cols[i] = column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1])}
+	}
+	return cols, nil
+}
+
+// schema returns r's database, defaulting to Config.Schema.
+func (a *Adapter) schema(r models.Relation) string {
+	if r.Schema == "" {
+		return a.cfg.Schema
+	}
+	return r.Schema
+}
+
+// drop drops table r if it exists, even when ctx is cancelled; errors are
+// ignored (CleanStages retries after a crash).
+func (a *Adapter) drop(ctx context.Context, tag adapters.Tag, r models.Relation) {
+	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+r.Quote(a.d))
+}
+
+// Query runs a read-only query tagged with tag. Values are normalized as
+// adapters.Result documents: UInt64 becomes int64 unless it is beyond
+// int64's range, Nullable NULL becomes nil, Date and DateTime become
+// time.Time in UTC (a Date at midnight UTC), Decimal becomes int64 or
+// float64.
+func (a *Adapter) Query(ctx context.Context, query string, tag adapters.Tag) (*adapters.Result, error) {
+	return a.query(ctx, tag, query)
+}
+
+// DropStage drops a staging table; dropping one already gone succeeds.
+func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
+	tag := s.Tag
+	tag.Step = "drop"
+	return a.exec(ctx, tag, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
+}
+
+// CleanStages drops the tables in StageSchema that are target's stages
+// (adapters.IsStageOf): stages and swap tables that crashed runs left.
+// Stage and swap table names never contain "__" after the prefix.
+func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error {
+	tag := adapters.Tag{Step: "clean"}
+	target = a.resolve(target)
+	names, err := a.tablesWithPrefix(ctx, tag, a.cfg.StageSchema, adapters.StagePrefix(target))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		if !adapters.IsStageOf(name, target) {
+			continue
+		}
+		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}
+		if err := a.exec(ctx, tag, "DROP TABLE IF EXISTS "+rel.Quote(a.d)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,79 @@
+-- marts.customer_lifetime (customer_lifetime.sql) partitions all..all
+SELECT o.customer_id,
+       c.name,
+       count(*) AS orders,
+       sum(o.amount) AS revenue,
+       min(o.order_date) AS first_order
+FROM `staging`.`orders` AS o
+JOIN `raw`.`customers` AS c ON c.customer_id = o.customer_id
+GROUP BY o.customer_id, c.name;
+
+-- marts.daily_revenue (daily_revenue.sql) partitions 2024-01-02..2024-01-02
+SELECT order_date,
+       count(*) AS orders,
+       sum(amount) AS revenue,
+       sum(CASE WHEN status = 'returned' THEN amount ELSE 0 END) AS returned
+FROM `staging`.`orders`
+WHERE order_date >= toDate('2024-01-02') AND order_date < toDate('2024-01-03')
+GROUP BY order_date;
+
+-- marts.daily_revenue (daily_revenue.sql) partitions 2024-01-01..2024-01-03
+SELECT order_date,
+       count(*) AS orders,
+       sum(amount) AS revenue,
+       sum(CASE WHEN status = 'returned' THEN amount ELSE 0 END) AS returned
+FROM `staging`.`orders`
+WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
+GROUP BY order_date;
+
+-- marts.monthly_revenue (monthly_revenue.sql) partitions 2024-02..2024-02
+SELECT toDate(toStartOfMonth(`order_date`)) AS month_start,
+       sum(orders) AS orders,
+       sum(revenue) AS revenue,
+       count(*) AS days
+FROM `marts`.`daily_revenue`
+WHERE order_date >= toDate('2024-02-01') AND order_date < toDate('2024-03-01')
+GROUP BY toDate(toStartOfMonth(`order_date`));
+
+-- marts.revenue_by_region (revenue_by_region.sql) partitions eu..eu
+SELECT region, count(*) AS orders, sum(amount) AS revenue
+FROM `staging`.`orders`
+WHERE region = 'eu'
+GROUP BY region;
+
+-- marts.rolling_revenue (rolling_revenue.sql) partitions 2024-01-02..2024-01-02
+SELECT d.order_date + o.n AS day,
+       sum(d.revenue) AS revenue_7d,
+       sum(d.orders) AS orders_7d
+FROM `marts`.`daily_revenue` AS d
+CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) AS o
+WHERE d.order_date >= toDate('2023-12-27') AND d.order_date < toDate('2024-01-03')
+  AND d.order_date + o.n >= toDate('2024-01-02') AND d.order_date + o.n < toDate('2024-01-03')
+GROUP BY d.order_date + o.n;
+
+-- marts.rolling_revenue (rolling_revenue.sql) partitions 2024-01-01..2024-01-03
+SELECT d.order_date + o.n AS day,
+       sum(d.revenue) AS revenue_7d,
+       sum(d.orders) AS orders_7d
+FROM `marts`.`daily_revenue` AS d
+CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) AS o
+WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04')
+  AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
+GROUP BY d.order_date + o.n;
+
+-- staging.orders (orders.sql) partitions 2024-01-02..2024-01-02
+SELECT order_id, customer_id, order_date, amount, status, region
+FROM `raw`.`orders`
+WHERE order_date >= toDate('2024-01-02') AND order_date < toDate('2024-01-03')
+  AND amount >= 10
+  AND status <> 'test';
+
+-- staging.orders (orders.sql) partitions 2024-01-01..2024-01-03
+SELECT order_id, customer_id, order_date, amount, status, region
+FROM `raw`.`orders`
+WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
+  AND amount >= 10
+  AND status <> 'test';
+
