@@ -137,14 +137,20 @@ func (w Window) Whole() bool { return w.Column == "" }
 
 // Bounds renders the window's bounds as literals of d.
 func (w Window) Bounds(d models.Dialect) (start, end string) {
+	return w.Literal(d, w.Start), w.Literal(d, w.End)
+}
+
+// Literal renders instant t as a literal of the window's type: a TIMESTAMP,
+// or the DATE of t in the window's location.
+func (w Window) Literal(d models.Dialect, t time.Time) string {
 	if w.Timestamp {
-		return d.Timestamp(w.Start), d.Timestamp(w.End)
+		return d.Timestamp(t)
 	}
 	loc := w.Location
 	if loc == nil {
 		loc = time.UTC
 	}
-	return d.Date(w.Start.In(loc)), d.Date(w.End.In(loc))
+	return d.Date(t.In(loc))
 }
 
 // Predicate renders the condition that selects the window's rows. A whole

@@ -118,3 +118,37 @@ func Int(v any) int64 {
 	}
 	return 0
 }
+
+// ScanRecords reads rows selected with PartitionColumns into records,
+// scanning into typed values: the fast path for large ledgers, for drivers
+// that convert their column types to Go strings, integers and times.
+func ScanRecords(rows *sql.Rows) ([]Record, error) {
+	defer rows.Close()
+	var out []Record
+	var (
+		model, key, state, fp, runID string
+		rowCount                     sql.NullInt64
+		attempts                     int64
+		wStart, wEnd, published      sql.NullTime
+		started, finished            time.Time
+		errText, watermark           sql.NullString
+	)
+	for rows.Next() {
+		if err := rows.Scan(&model, &key, &state, &fp, &rowCount, &runID, &attempts, &wStart, &wEnd,
+			&started, &finished, &published, &errText, &watermark); err != nil {
+			return nil, err
+		}
+		out = append(out, Record{Model: model, Partition: key, State: State(state), Fingerprint: fp,
+			Rows: rowCount.Int64, RunID: runID, Attempts: int(attempts),
+			WindowStart: nullTime(wStart), WindowEnd: nullTime(wEnd), StartedAt: started.UTC(), FinishedAt: finished.UTC(),
+			PublishedAt: nullTime(published), Error: errText.String, Watermark: watermark.String})
+	}
+	return out, rows.Err()
+}
+
+func nullTime(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}

@@ -37,7 +37,7 @@ vars: {min_amount: 10, region: eu}
 `
 
 // load loads an in-memory project of the given files plus refill.yml.
-func load(t *testing.T, files map[string]string) (*Project, error) {
+func load(t testing.TB, files map[string]string) (*Project, error) {
 	t.Helper()
 	fsys := fstest.MapFS{"refill.yml": {Data: []byte(testProjectYML)}}
 	for name, text := range files {
@@ -46,7 +46,7 @@ func load(t *testing.T, files map[string]string) (*Project, error) {
 	return Load(fsys, LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
 }
 
-func mustLoad(t *testing.T, files map[string]string) *Project {
+func mustLoad(t testing.TB, files map[string]string) *Project {
 	t.Helper()
 	p, err := load(t, files)
 	if err != nil {
@@ -55,7 +55,7 @@ func mustLoad(t *testing.T, files map[string]string) *Project {
 	return p
 }
 
-func mustModel(t *testing.T, p *Project, name string) *Model {
+func mustModel(t testing.TB, p *Project, name string) *Model {
 	t.Helper()
 	m, err := p.Model(name)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -31,6 +32,10 @@ type Model struct {
 	upstream map[string]*Model // by the name used in ref()
 	text     string
 	broken   bool // the file has errors; kept so refs to it do not cascade
+
+	funcs    sync.Map // *Scope -> template functions bound to it (see env)
+	fpOnce   sync.Once
+	fpHeader string // the config part of every fingerprint
 }
 
 // parseModel parses one model file. name and file are as in Model.
@@ -152,12 +157,16 @@ func modelName(rel string) string {
 // rendered statement plus the configuration that shapes the stored table.
 // A partition whose recorded fingerprint differs is stale.
 func (m *Model) Fingerprint(rendered string) string {
+	m.fpOnce.Do(func() {
+		c := m.Config
+		m.fpHeader = fmt.Sprintf("refill/1\npartition_by=%s\ngrain=%s\ntz=%s\nts=%t\nch=%+v\nsf.cluster=%s\n\n",
+			c.PartitionBy, c.Grain, c.Location, c.TimestampWindow, c.ClickHouse, c.Snowflake.ClusterBy)
+	})
 	h := sha256.New()
-	c := m.Config
-	fmt.Fprintf(h, "refill/1\npartition_by=%s\ngrain=%s\ntz=%s\nts=%t\nch=%+v\nsf.cluster=%s\n\n",
-		c.PartitionBy, c.Grain, c.Location, c.TimestampWindow, c.ClickHouse, c.Snowflake.ClusterBy)
+	h.Write([]byte(m.fpHeader))
 	h.Write([]byte(strings.TrimSpace(rendered)))
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:8])
 }
 
 // Line returns the line of m's file at n, for messages.

@@ -22,6 +22,10 @@ type Scope struct {
 	This SQL
 }
 
+// cacheable reports whether renders under s may share cached work: scopes
+// with overrides are made per stage and would only fill the caches.
+func (s *Scope) cacheable() bool { return s.This == "" && s.Refs == nil }
+
 // Relation returns the table model m is materialized in under s.
 func (s *Scope) Relation(m *Model) Relation {
 	r := m.Relation
@@ -174,7 +178,7 @@ func (m *Model) Render(s *Scope, parts ...Partition) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sql, err := m.SQL.render(s.Dialect, env)
+	sql, err := m.SQL.render(s.Dialect, s, env)
 	return trimStatement(sql), err
 }
 
@@ -191,37 +195,95 @@ func (m *Model) RenderTemplate(t *Template, s *Scope, parts ...Partition) (strin
 	if err != nil {
 		return "", err
 	}
-	sql, err := t.render(s.Dialect, env)
+	sql, err := t.render(s.Dialect, s, env)
 	return trimStatement(sql), err
 }
 
-func (m *Model) env(s *Scope, parts []Partition) (map[string]any, error) {
+// renderEnv is what one render's expressions see. The names that change
+// per partition are fields; the full expr environment, with the template
+// functions, is built only when an expression needs the VM.
+type renderEnv struct {
+	m          *Model
+	s          *Scope
+	start, end Time
+	partition  any
+	partitions []any
+	this       SQL
+	kind       Kind
+	full       map[string]any
+}
+
+// get returns a partition-dependent name's value.
+func (e *renderEnv) get(name string) any {
+	switch name {
+	case "start":
+		return e.start
+	case "end":
+		return e.end
+	case "partition":
+		return e.partition
+	case "partitions":
+		return e.partitions
+	}
+	return nil
+}
+
+// all returns the full environment for the expression VM.
+func (e *renderEnv) all() map[string]any {
+	if e.full != nil {
+		return e.full
+	}
+	// The functions bound to m and s are made once per cacheable scope.
+	var fns map[string]any
+	if e.s.cacheable() {
+		base, ok := e.m.funcs.Load(e.s)
+		if !ok {
+			base, _ = e.m.funcs.LoadOrStore(e.s, functions(e.m, e.s, e.m.Config.Location))
+		}
+		fns = base.(map[string]any)
+	} else {
+		fns = functions(e.m, e.s, e.m.Config.Location)
+	}
+	env := make(map[string]any, len(fns)+5)
+	for k, v := range fns {
+		env[k] = v
+	}
+	env["this"] = e.this
+	env["partitions"] = e.partitions
+	switch e.kind {
+	case TimePartitioned:
+		env["start"], env["end"], env["partition"] = e.start, e.end, e.partition
+	case ListPartitioned:
+		env["partition"] = e.partition
+	}
+	e.full = env
+	return env
+}
+
+func (m *Model) env(s *Scope, parts []Partition) (*renderEnv, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%s: render needs a partition", m.Name)
 	}
-	env := functions(m, s, m.Config.Location)
-	this := s.This
-	if this == "" {
-		this = SQL(s.Relation(m).Quote(s.Dialect))
+	e := &renderEnv{m: m, s: s, kind: m.Kind(), this: s.This}
+	if e.this == "" {
+		e.this = SQL(s.Relation(m).Quote(s.Dialect))
 	}
-	env["this"] = this
-	keys := make([]any, len(parts))
+	e.partitions = make([]any, len(parts))
 	for i, p := range parts {
-		keys[i] = p.Key
-		if m.Kind() == ListPartitioned {
-			keys[i] = p.Value
+		e.partitions[i] = p.Key
+		if e.kind == ListPartitioned {
+			e.partitions[i] = p.Value
 		}
 	}
-	env["partitions"] = keys
-	switch m.Kind() {
+	switch e.kind {
 	case TimePartitioned:
 		first, last := parts[0], parts[len(parts)-1]
 		loc := m.Config.Location
-		env["start"] = Time{T: first.Start.In(loc), Timestamp: m.Config.TimestampWindow}
-		env["end"] = Time{T: last.End.In(loc), Timestamp: m.Config.TimestampWindow}
-		env["partition"] = first.Key
+		e.start = Time{T: first.Start.In(loc), Timestamp: m.Config.TimestampWindow}
+		e.end = Time{T: last.End.In(loc), Timestamp: m.Config.TimestampWindow}
+		e.partition = first.Key
 	case ListPartitioned:
-		env["partition"] = parts[0].Value
+		e.partition = parts[0].Value
 	}
-	return env, nil
+	return e, nil
 }

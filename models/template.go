@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -27,6 +28,10 @@ type Template struct {
 	UsesPartition bool
 
 	calls map[string][2]int // "ref\x00name" -> line, col of its first use
+
+	// static caches, per *Scope, the rendered text of the expressions that
+	// do not depend on the partition (ref, source, var, this, literals).
+	static sync.Map
 }
 
 type part struct {
@@ -38,7 +43,14 @@ type part struct {
 	// are not tracked.
 	line, col int
 	block     bool
+	// varies is set when the expression reads a partition-dependent name;
+	// ident holds the name when the expression is just that name.
+	varies bool
+	ident  string
 }
+
+// partitionNames are the template names whose value changes per partition.
+var partitionNames = map[string]bool{"start": true, "end": true, "partition": true, "partitions": true}
 
 // parseTemplateAt splits src into literal text and expressions. src starts
 // at line:col of file, whose whole text is fileText.
@@ -183,9 +195,17 @@ func (t *Template) compile(env map[string]any) error {
 		p.prog = prog
 		cur = p
 		node := prog.Node()
+		if id, ok := node.(*ast.IdentifierNode); ok && partitionNames[id.Value] {
+			p.ident = id.Value
+		}
 		ast.Walk(&node, visitFunc(func(n ast.Node) {
-			if id, ok := n.(*ast.IdentifierNode); ok && id.Value == "partition" {
-				t.UsesPartition = true
+			if id, ok := n.(*ast.IdentifierNode); ok {
+				if id.Value == "partition" {
+					t.UsesPartition = true
+				}
+				if partitionNames[id.Value] {
+					p.varies = true
+				}
 			}
 			call, ok := n.(*ast.CallNode)
 			if !ok {
@@ -220,25 +240,64 @@ type visitFunc func(ast.Node)
 func (f visitFunc) Visit(n *ast.Node) { f(*n) }
 
 // render evaluates every expression with env and splices the results.
-func (t *Template) render(d Dialect, env map[string]any) (string, error) {
+// Expressions that do not depend on the partition are evaluated once per
+// scope (the key of the cache); a bare start, end or partition skips the
+// expression VM.
+func (t *Template) render(d Dialect, key *Scope, env *renderEnv) (string, error) {
+	var static []string
+	if cached, ok := t.static.Load(key); ok && key.cacheable() {
+		static = cached.([]string)
+	} else {
+		static = make([]string, len(t.parts))
+		for i := range t.parts {
+			p := &t.parts[i]
+			if p.prog == nil || p.varies {
+				continue
+			}
+			s, err := t.eval(d, p, env)
+			if err != nil {
+				return "", err
+			}
+			static[i] = s
+		}
+		if key.cacheable() {
+			t.static.Store(key, static)
+		}
+	}
 	var b strings.Builder
 	for i := range t.parts {
 		p := &t.parts[i]
-		if p.prog == nil {
+		switch {
+		case p.prog == nil:
 			b.WriteString(p.text)
-			continue
+		case !p.varies:
+			b.WriteString(static[i])
+		default:
+			s, err := t.eval(d, p, env)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
 		}
-		v, err := expr.Run(p.prog, env)
-		if err != nil {
-			return "", t.exprError(p, err)
-		}
-		s, err := Literal(d, v)
-		if err != nil {
-			return "", t.errorAt(p.line, p.col, "template: {{ %s }}: %v", p.expr, err)
-		}
-		b.WriteString(s)
 	}
 	return b.String(), nil
+}
+
+func (t *Template) eval(d Dialect, p *part, env *renderEnv) (string, error) {
+	var v any
+	if p.ident != "" {
+		v = env.get(p.ident)
+	} else {
+		var err error
+		if v, err = expr.Run(p.prog, env.all()); err != nil {
+			return "", t.exprError(p, err)
+		}
+	}
+	s, err := Literal(d, v)
+	if err != nil {
+		return "", t.errorAt(p.line, p.col, "template: {{ %s }}: %v", p.expr, err)
+	}
+	return s, nil
 }
 
 // String returns the template's source text.

@@ -66,8 +66,8 @@ func NewPlanWatermarks(p *models.Project, scope *models.Scope, records []adapter
 			matchedPartitions = true
 		}
 		plan.Notes = append(plan.Notes, notes...)
-		keys := map[string]bool{}
 		lookback := lookbackKeys(m, sel)
+		steps := make([]Step, 0, len(parts))
 		for _, part := range parts {
 			as, err := a.assess(m, part)
 			if err != nil {
@@ -80,19 +80,27 @@ func NewPlanWatermarks(p *models.Project, scope *models.Scope, records []adapter
 			if reason == "" {
 				continue
 			}
-			keys[part.Key] = true
-			planned[m] = append(planned[m], Step{Model: m, Partition: part, Reason: reason, Detail: detail, Record: as.record})
+			steps = append(steps, Step{Model: m, Partition: part, Reason: reason, Detail: detail, Record: as.record})
 		}
+		planned[m] = steps
 		if sel.Mode == ModeMissing || sel.Mode == ModeFailed {
 			continue
 		}
 		// Rewriting an upstream partition makes the partitions built from
 		// it stale: plan them too, so related tables agree afterwards.
+		var keys map[string]bool // planned keys of m, built when first needed
+		added := false
 		for _, up := range m.Upstream {
 			if !isSelected[up] || len(planned[up]) == 0 {
 				continue
 			}
 			for _, part := range dependentPartitions(m, up, planned[up], a.ledger) {
+				if keys == nil {
+					keys = make(map[string]bool, len(planned[m]))
+					for _, st := range planned[m] {
+						keys[st.Partition.Key] = true
+					}
+				}
 				if keys[part.Key] {
 					continue
 				}
@@ -104,15 +112,23 @@ func NewPlanWatermarks(p *models.Project, scope *models.Scope, records []adapter
 					continue
 				}
 				keys[part.Key] = true
+				added = true
 				planned[m] = append(planned[m], Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record,
 					Detail: fmt.Sprintf("reads %s, which this run rewrites", up.Name)})
 			}
 		}
-		sortSteps(planned[m])
+		if added {
+			sortSteps(planned[m])
+		}
 	}
 	if !matchedPartitions {
 		return nil, usageErrorf("--partitions %v matches no partition of the selected models", sel.Partitions)
 	}
+	total := 0
+	for _, steps := range planned {
+		total += len(steps)
+	}
+	plan.Steps = make([]Step, 0, total)
 	for _, m := range selected {
 		plan.Steps = append(plan.Steps, planned[m]...)
 		plan.Notes = append(plan.Notes, missingUpstream(m, planned[m], isSelected, a.ledger)...)

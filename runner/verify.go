@@ -33,46 +33,79 @@ func verify(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts [
 	if !w.Whole() && !hasColumn(probe.Columns, w.Column) {
 		return nil, &VerifyError{Model: m.Name, Column: w.Column, Missing: true}
 	}
-	selects := []string{"count(*)"}
-	if !w.Whole() {
-		col := d.QuoteIdent(w.Column)
-		outside := fmt.Sprintf("%s IS NULL OR NOT (%s)", col, w.Predicate(d))
-		selects = append(selects,
-			fmt.Sprintf("sum(CASE WHEN %s THEN 1 ELSE 0 END)", outside),
-			fmt.Sprintf("min(CASE WHEN %s IS NULL THEN 'NULL' WHEN NOT (%s) THEN %s END)", col, w.Predicate(d), d.CastString(col)))
-		if len(parts) > 1 {
-			for _, p := range parts {
-				pw := adapters.ModelWindow(m, []models.Partition{p})
-				selects = append(selects, fmt.Sprintf("sum(CASE WHEN %s THEN 1 ELSE 0 END)", pw.Predicate(d)))
-			}
-		}
-	}
-	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s", strings.Join(selects, ", "), stage), tag)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.Rows) != 1 {
-		return nil, fmt.Errorf("verify query returned %d rows", len(res.Rows))
-	}
-	row := res.Rows[0]
-	v.total = adapters.Int(row[0])
 	if w.Whole() {
+		res, err := a.Query(ctx, fmt.Sprintf("SELECT count(*) FROM %s", stage), tag)
+		if err != nil {
+			return nil, err
+		}
+		v.total = adapters.Int(res.Rows[0][0])
 		v.rows = []int64{v.total}
 		return v, nil
 	}
-	if outside := adapters.Int(row[1]); outside > 0 {
-		example, _ := row[2].(string)
+	// One scan counts the rows of each partition of the unit; bucket -1
+	// holds rows outside the window or with a NULL partition key.
+	bucket := bucketExpr(d, m, w, parts)
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s AS refill_bucket, count(*) AS n FROM %s GROUP BY %s", bucket, stage, bucket), tag)
+	if err != nil {
+		return nil, err
+	}
+	v.rows = make([]int64, len(parts))
+	var outside int64
+	for _, row := range res.Rows {
+		i, n := adapters.Int(row[0]), adapters.Int(row[1])
+		v.total += n
+		if i < 0 || int(i) >= len(parts) {
+			outside += n
+			continue
+		}
+		v.rows[i] += n
+	}
+	if outside > 0 {
+		col := d.QuoteIdent(w.Column)
+		ex, err := a.Query(ctx, fmt.Sprintf("SELECT min(CASE WHEN %s IS NULL THEN 'NULL' ELSE %s END) FROM %s WHERE %s IS NULL OR NOT (%s)",
+			col, d.CastString(col), stage, col, w.Predicate(d)), tag)
+		if err != nil {
+			return nil, err
+		}
+		example, _ := ex.Rows[0][0].(string)
 		return nil, &VerifyError{Model: m.Name, Outside: outside, Total: v.total, Example: example,
 			Column: w.Column, Window: describeWindow(m, parts)}
 	}
-	if len(parts) == 1 {
-		v.rows = []int64{v.total}
-	} else {
-		for i := range parts {
-			v.rows = append(v.rows, adapters.Int(row[3+i]))
-		}
-	}
 	return v, nil
+}
+
+// bucketExpr renders an expression giving each row the index of the unit's
+// partition it belongs to, or -1. For time windows it is a balanced tree of
+// CASE comparisons against the partition boundaries, so each row costs
+// about log2(partitions) comparisons whatever the batch size.
+func bucketExpr(d models.Dialect, m *models.Model, w adapters.Window, parts []models.Partition) string {
+	col := d.QuoteIdent(w.Column)
+	if w.Values != nil {
+		var b strings.Builder
+		b.WriteString("CASE")
+		for i, p := range parts {
+			lit, _ := models.Literal(d, p.Value)
+			fmt.Fprintf(&b, " WHEN %s = %s THEN %d", col, lit, i)
+		}
+		b.WriteString(" ELSE -1 END")
+		return b.String()
+	}
+	bound := func(i int) string {
+		if i == len(parts) {
+			return w.Literal(d, parts[i-1].End)
+		}
+		return w.Literal(d, parts[i].Start)
+	}
+	var tree func(lo, hi int) string
+	tree = func(lo, hi int) string {
+		if hi-lo == 1 {
+			return fmt.Sprint(lo)
+		}
+		mid := (lo + hi) / 2
+		return fmt.Sprintf("CASE WHEN %s < %s THEN %s ELSE %s END", col, bound(mid), tree(lo, mid), tree(mid, hi))
+	}
+	return fmt.Sprintf("CASE WHEN %s IS NULL OR %s < %s OR %s >= %s THEN -1 ELSE %s END",
+		col, col, bound(0), col, bound(len(parts)), tree(0, len(parts)))
 }
 
 func hasColumn(cols []string, name string) bool {

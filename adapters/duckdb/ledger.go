@@ -54,20 +54,14 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	for i, n := range names {
 		quoted[i] = a.d.QuoteString(n)
 	}
-	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE model IN (%s) ORDER BY model, window_start, partition_key",
-		adapters.ColumnNames(a.d, adapters.PartitionColumns), a.ledgerTable(adapters.PartitionsTable), strings.Join(quoted, ", ")), adapters.Tag{})
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE model IN (%s)",
+		adapters.ColumnNames(a.d, adapters.PartitionColumns), a.ledgerTable(adapters.PartitionsTable), strings.Join(quoted, ", "))
+	a.log(q)
+	rows, err := a.db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]adapters.Record, 0, len(res.Rows))
-	for _, row := range res.Rows {
-		r, err := adapters.RecordFromRow(row)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return adapters.ScanRecords(rows)
 }
 
 // RecordPartitions replaces the records of records' partitions.

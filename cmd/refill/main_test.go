@@ -16,7 +16,7 @@ import (
 
 // shop copies the example project into a temporary folder, applying
 // changes (file path -> new content), and returns the folder.
-func shop(t *testing.T, changes map[string]string) string {
+func shop(t testing.TB, changes map[string]string) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "testdata", "shop")
 	dst := t.TempDir()
@@ -46,7 +46,7 @@ func shop(t *testing.T, changes map[string]string) string {
 	return dst
 }
 
-func write(t *testing.T, dir, rel, text string) {
+func write(t testing.TB, dir, rel, text string) {
 	t.Helper()
 	p := filepath.Join(dir, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

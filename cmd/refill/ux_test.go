@@ -171,3 +171,68 @@ func TestPlanEstimatesAndMaxPartitions(t *testing.T) {
 	}
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-02-01", "--to", "2024-02-28", now, "--max-partitions", "10", "--yes", "-q")
 }
+
+func TestGraphOutput(t *testing.T) {
+	dir := shop(t, nil)
+	r := mustRefill(t, dir, "graph")
+	for _, want := range []string{
+		"staging.orders  (day by order_date)  models/staging/orders.sql\n  <- source raw.orders",
+		"marts.rolling_revenue  (day by day)  models/marts/rolling_revenue.sql\n  <- marts.daily_revenue (and 6 partitions back)",
+		"marts.revenue_by_region  (list by region)",
+		"marts.customer_lifetime  (whole table)",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("graph lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	dot := mustRefill(t, dir, "graph", "staging.orders+", "--output", "dot")
+	for _, want := range []string{"digraph refill {", `"staging.orders" -> "marts.daily_revenue";`, `"raw.orders" [shape=cylinder];`} {
+		if !strings.Contains(dot.stdout, want) {
+			t.Errorf("dot lacks %q:\n%s", want, dot.stdout)
+		}
+	}
+	if strings.Contains(dot.stdout, "raw.customers\" ->") == false {
+		t.Errorf("dot does not show the customers source:\n%s", dot.stdout)
+	}
+}
+
+func TestSnowflakeOffline(t *testing.T) {
+	dir := shop(t, nil)
+	r := mustRefill(t, dir, "render", "marts.daily_revenue", "--partition", "2024-01-02", "--target", "prod")
+	for _, want := range []string{"target prod (snowflake)", `FROM "STAGING"."ORDERS"`, `order_date >= '2024-01-02'::DATE AND order_date < '2024-01-03'::DATE`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("render --target prod lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// No DSN, no connection: --offline plans from the model files alone.
+	p := mustRefill(t, dir, "plan", "--target", "prod", "--offline", "--from", "2024-01-01", "--to", "2024-01-02", now, "--output", "json")
+	var plan planOutput
+	if err := jsonUnmarshal(p.stdout, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Adapter != "snowflake" || !plan.PublishTogether || len(plan.Steps) != 11 || !strings.Contains(plan.Guarantee, "transaction") {
+		t.Errorf("offline Snowflake plan: %+v", plan)
+	}
+	// Without --offline it needs the DSN, and says so.
+	if r := refill(t, dir, "plan", "--target", "prod", now); r.code != exitUsage || !strings.Contains(r.stderr, "SNOWFLAKE_DSN is not set") {
+		t.Errorf("plan --target prod without a DSN: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestRefillTestReportsUnportableModels(t *testing.T) {
+	dir := shop(t, map[string]string{
+		"refill.yml": "targets:\n  ch: {adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN:-clickhouse://127.0.0.1:1/default}\"}\nvars: {min_amount: 10}\n",
+		// toYYYYMM exists in ClickHouse only.
+		"models/marts/monthly_revenue.sql": "/* refill\npartition_by: month_start\ngrain: month\nstart: 2024-01-01\n*/\n" +
+			"SELECT toStartOfMonth(order_date) AS month_start, toYYYYMM(order_date) AS yyyymm, sum(revenue) AS revenue\n" +
+			"FROM {{ ref(\"daily_revenue\") }} WHERE order_date >= {{ start }} AND order_date < {{ end }} GROUP BY month_start, yyyymm",
+	})
+	r := mustRefill(t, dir, "test")
+	if !strings.Contains(r.stdout, "skip  run       marts.monthly_revenue") || !strings.Contains(r.stdout, "not portable to DuckDB") ||
+		!strings.Contains(r.stdout, "toYYYYMM") {
+		t.Errorf("the report does not name the unportable model and why:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "ok    render    marts.monthly_revenue  (partition 2024-01 on ch (clickhouse))") {
+		t.Errorf("the model is not rendered for ClickHouse:\n%s", r.stdout)
+	}
+}

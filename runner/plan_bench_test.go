@@ -1,0 +1,100 @@
+package runner_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
+)
+
+// scaleProject generates n daily models over days days: chains of ten,
+// each model reading the previous one in its chain.
+func scaleProject(b testing.TB, n, days int) *models.Project {
+	fsys := fstest.MapFS{"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\nvars: {min: 1}\n")}}
+	start := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		from := `{{ source("raw.events") }}`
+		if i%10 != 0 {
+			from = fmt.Sprintf(`{{ ref("m%04d") }}`, i-1)
+		}
+		sql := fmt.Sprintf("/* refill\npartition_by: d\ngrain: day\nstart: %s\n*/\nSELECT d, count(*) AS n FROM %s\nWHERE d >= {{ start }} AND d < {{ end }} AND n >= {{ var(\"min\") }}\nGROUP BY d",
+			start.Format("2006-01-02"), from)
+		fsys[fmt.Sprintf("models/m%04d.sql", i)] = &fstest.MapFile{Data: []byte(sql)}
+	}
+	p, err := models.Load(fsys, models.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// doneRecords returns a done record, with the right fingerprint, for every
+// partition of every model.
+func doneRecords(b testing.TB, p *models.Project, scope *models.Scope, days int) []adapters.Record {
+	var out []adapters.Record
+	built := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, m := range p.Graph.Order {
+		parts := m.Partitions(m.Config.Start, m.Config.Start.AddDate(0, 0, days-1))
+		for _, part := range parts {
+			sql, err := m.Render(scope, part)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, adapters.Record{Model: m.Name, Partition: part.Key, State: adapters.StateDone, Fingerprint: m.Fingerprint(sql),
+				WindowStart: part.Start, WindowEnd: part.End, StartedAt: built, FinishedAt: built, PublishedAt: built})
+		}
+		built = built.Add(time.Second)
+	}
+	return out
+}
+
+const scaleModels, scaleDays = 1000, 3650
+
+// BenchmarkPlan plans 1,000 daily models over 3,650 days: from an empty
+// ledger (every partition missing) and from a ledger where everything is
+// done (every partition rendered and fingerprinted, nothing to do).
+func BenchmarkPlan(b *testing.B) {
+	p := scaleProject(b, scaleModels, scaleDays)
+	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars}
+	sel := runner.Selection{Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), To: "2024-12-30"} // 3,652 days from 2015-01-01
+	b.Run("empty-ledger", func(b *testing.B) {
+		var plan *runner.Plan
+		for b.Loop() {
+			var err error
+			if plan, err = runner.NewPlan(p, scope, nil, sel); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(plan.Steps)), "partitions")
+		reportHeap(b)
+	})
+	b.Run("done-ledger", func(b *testing.B) {
+		records := doneRecords(b, p, scope, 3652)
+		b.ResetTimer()
+		var plan *runner.Plan
+		for b.Loop() {
+			var err error
+			if plan, err = runner.NewPlan(p, scope, records, sel); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if len(plan.Steps) != 0 {
+			b.Fatalf("%d steps planned over a done ledger", len(plan.Steps))
+		}
+		b.ReportMetric(float64(len(records)), "partitions")
+		reportHeap(b)
+	})
+}
+
+// reportHeap reports the heap in use after the benchmark, in MB.
+func reportHeap(b *testing.B) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/1e6, "heap-MB")
+}
