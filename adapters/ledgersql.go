@@ -138,7 +138,7 @@ func RecordFromRow(row []any) (Record, error) {
 	}
 	return Record{
 		Model: str(row[0]), Partition: str(row[1]), State: State(str(row[2])), Fingerprint: str(row[3]),
-		Rows: integer(row[4]), RunID: str(row[5]), Attempts: int(integer(row[6])),
+		Rows: Int(row[4]), RunID: str(row[5]), Attempts: int(Int(row[6])),
 		WindowStart: when(row[7]), WindowEnd: when(row[8]), StartedAt: when(row[9]), FinishedAt: when(row[10]),
 		PublishedAt: when(row[11]), Error: str(row[12]), Watermark: str(row[13]),
 	}, nil
@@ -151,8 +151,8 @@ func RunFromRow(row []any) (*Run, error) {
 	}
 	return &Run{
 		ID: str(row[0]), Target: str(row[1]), Status: RunStatus(str(row[2])), Selection: str(row[3]),
-		Host: str(row[4]), PID: int(integer(row[5])), StartedAt: when(row[6]), FinishedAt: when(row[7]),
-		Succeeded: int(integer(row[8])), Failed: int(integer(row[9])), Skipped: int(integer(row[10])), Error: str(row[11]),
+		Host: str(row[4]), PID: int(Int(row[5])), StartedAt: when(row[6]), FinishedAt: when(row[7]),
+		Succeeded: int(Int(row[8])), Failed: int(Int(row[9])), Skipped: int(Int(row[10])), Error: str(row[11]),
 	}, nil
 }
 
@@ -162,7 +162,7 @@ func LeaseFromRow(row []any) (Lease, error) {
 		return Lease{}, fmt.Errorf("lease row has %d columns, want %d", len(row), len(LeaseColumns))
 	}
 	return Lease{
-		Table: str(row[0]), RunID: str(row[1]), Host: str(row[2]), PID: int(integer(row[3])),
+		Table: str(row[0]), RunID: str(row[1]), Host: str(row[2]), PID: int(Int(row[3])),
 		AcquiredAt: when(row[4]), HeartbeatAt: when(row[5]), ExpiresAt: when(row[6]),
 	}, nil
 }
@@ -177,17 +177,6 @@ func str(v any) string {
 	return fmt.Sprint(v)
 }
 
-func integer(v any) int64 {
-	switch v := v.(type) {
-	case int64:
-		return v
-	case uint64:
-		return int64(v)
-	case float64:
-		return int64(v)
-	}
-	return 0
-}
 
 func when(v any) time.Time {
 	if t, ok := v.(time.Time); ok && t.Year() > 1971 {
@@ -214,4 +203,40 @@ func SeedLiteral(d models.Dialect, t models.ColumnType, v any) string {
 		return d.Timestamp(tm)
 	}
 	return lit(d, v)
+}
+
+// RecordsFromResult reads a Query result selected with PartitionColumns.
+func RecordsFromResult(res *Result) ([]Record, error) {
+	out := make([]Record, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := RecordFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ModelKeys is the partitions of one model among a set of records.
+type ModelKeys struct {
+	Model string
+	Keys  []string // as string literals of the dialect
+}
+
+// KeysByModel groups records' partition keys by model, in order of first
+// appearance, for the DELETE that precedes re-inserting ledger rows.
+func KeysByModel(d models.Dialect, records []Record) []ModelKeys {
+	var out []ModelKeys
+	index := map[string]int{}
+	for _, r := range records {
+		i, ok := index[r.Model]
+		if !ok {
+			i = len(out)
+			index[r.Model] = i
+			out = append(out, ModelKeys{Model: r.Model})
+		}
+		out[i].Keys = append(out[i].Keys, d.QuoteString(r.Partition))
+	}
+	return out
 }

@@ -188,15 +188,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	if err != nil {
 		return nil, err
 	}
-	out := make([]adapters.Record, 0, len(res.Rows))
-	for _, row := range res.Rows {
-		r, err := adapters.RecordFromRow(row)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return adapters.RecordsFromResult(res)
 }
 
 // RecordPartitions writes records, replacing earlier records of the same

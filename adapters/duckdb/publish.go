@@ -43,20 +43,14 @@ func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 		return nil
 	}
 	table := models.Relation{Schema: ledgerSchema, Name: adapters.PartitionsTable}.Quote(d)
-	byModel := map[string][]string{}
-	var order []string
 	rows := make([][]string, len(records))
 	for i, r := range records {
-		if _, ok := byModel[r.Model]; !ok {
-			order = append(order, r.Model)
-		}
-		byModel[r.Model] = append(byModel[r.Model], d.QuoteString(r.Partition))
 		rows[i] = adapters.RecordValues(d, r)
 	}
 	var stmts []string
-	for _, m := range order {
+	for _, mk := range adapters.KeysByModel(d, records) {
 		stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE model = %s AND partition_key IN (%s)",
-			table, d.QuoteString(m), strings.Join(byModel[m], ", ")))
+			table, d.QuoteString(mk.Model), strings.Join(mk.Keys, ", ")))
 	}
 	return append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
 		adapters.ColumnNames(d, adapters.PartitionColumns), adapters.ValuesList(rows)))

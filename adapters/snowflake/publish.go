@@ -165,21 +165,15 @@ func RecordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 		return nil
 	}
 	table := ledgerTable(d, ledgerSchema, adapters.PartitionsTable)
-	byModel := map[string][]string{}
-	var order []string
 	rows := make([][]string, len(records))
 	for i, r := range records {
-		if _, ok := byModel[r.Model]; !ok {
-			order = append(order, r.Model)
-		}
-		byModel[r.Model] = append(byModel[r.Model], d.QuoteString(r.Partition))
 		rows[i] = adapters.RecordValues(d, r)
 	}
 	var stmts []string
-	for _, m := range order {
-		for keys := range slices.Chunk(byModel[m], ledgerChunk) {
+	for _, mk := range adapters.KeysByModel(d, records) {
+		for keys := range slices.Chunk(mk.Keys, ledgerChunk) {
 			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
-				d.QuoteIdent("model"), d.QuoteString(m), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
+				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
 		}
 	}
 	for chunk := range slices.Chunk(rows, ledgerChunk) {
