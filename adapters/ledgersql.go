@@ -177,7 +177,6 @@ func str(v any) string {
 	return fmt.Sprint(v)
 }
 
-
 func when(v any) time.Time {
 	if t, ok := v.(time.Time); ok && t.Year() > 1971 {
 		return t.UTC()
