@@ -151,3 +151,42 @@ func TestClickHouseRefusesPublishTogether(t *testing.T) {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestClickHouseLeaseHeld checks that a run refuses a table another run
+// holds, naming the holder, and exits 3 even after --wait runs out.
+func TestClickHouseLeaseHeld(t *testing.T) {
+	dir, prefix := clickhouseShop(t)
+	mustRefill(t, dir, "seed", "--target", "clickhouse")
+	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	ctx := context.Background()
+	if err := ch.SetupLedger(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	held := adapters.Lease{Table: prefix + "staging.orders", RunID: "other-run", Host: "elsewhere", PID: 4242,
+		AcquiredAt: now.Add(-time.Minute), HeartbeatAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := ch.AcquireLease(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	defer ch.ReleaseLeases(ctx, "other-run")
+	args := []string{"run", prefix + "staging.orders", "--target", "clickhouse", "--partitions", "2024-01-02", "--now=2024-05-01"}
+	r := refill(t, dir, args...)
+	if r.code != exitLocked || !strings.Contains(r.stderr, "is being written by run other-run (pid 4242 on elsewhere, started") ||
+		!strings.Contains(r.stderr, "Nothing was run") {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	start := time.Now()
+	r = refill(t, dir, append(args, "--wait", "3s")...)
+	if r.code != exitLocked || time.Since(start) < 3*time.Second {
+		t.Errorf("--wait 3s: exit %d after %s", r.code, time.Since(start))
+	}
+	if !strings.Contains(r.stdout, "wait") {
+		t.Errorf("the waiting run does not say it waits:\n%s", r.stdout)
+	}
+	ch.ReleaseLeases(ctx, "other-run")
+	mustRefill(t, dir, args...)
+}
