@@ -23,7 +23,8 @@ test:
 # and print its status.
 demo: build
 	cd $(SHOP) && ../../$(BIN) seed
-	cd $(SHOP) && ../../$(BIN) run --from 2024-01 --to 2024-01 --yes
+	cd $(SHOP) && ../../$(BIN) plan --from 2024-01 --to 2024-01
+	cd $(SHOP) && ../../$(BIN) run --from 2024-01 --to 2024-01 --yes --quiet
 	cd $(SHOP) && ../../$(BIN) status --from 2024-01 --to 2024-04
 
 # Go benchmarks (rendering, planning 1,000 models x 3,650 days) and the
