@@ -23,13 +23,13 @@ type Reason string
 
 // Plan reasons.
 const (
-	ReasonMissing  Reason = "missing"  // never built
-	ReasonFailed   Reason = "failed"   // the last attempt failed
-	ReasonStale    Reason = "stale"    // the model's SQL or config changed
-	ReasonUpstream Reason = "upstream" // an upstream partition was rewritten after it was built
-	ReasonForced   Reason = "forced"   // --mode all
-	ReasonLookback Reason = "lookback" // inside the late-data lookback window
-	ReasonFresher  Reason = "watermark"
+	ReasonMissing   Reason = "missing"   // never built
+	ReasonFailed    Reason = "failed"    // the last attempt failed
+	ReasonStale     Reason = "stale"     // the model's SQL or config changed
+	ReasonUpstream  Reason = "upstream"  // an upstream partition was rewritten after it was built
+	ReasonForced    Reason = "forced"    // --mode all
+	ReasonLookback  Reason = "lookback"  // inside the late-data lookback window
+	ReasonWatermark Reason = "watermark" // inside the lookback window, and the source's watermark moved
 )
 
 // assessment is what the ledger says of one partition.

@@ -311,9 +311,9 @@ func lookbackReason(m *models.Model, p models.Partition, rec *adapters.Record, w
 	case !ok:
 		return ReasonLookback, "inside the late-data lookback window"
 	case rec.Watermark == "":
-		return ReasonFresher, fmt.Sprintf("no watermark recorded yet; the source's is %q", cur)
+		return ReasonWatermark, fmt.Sprintf("no watermark recorded yet; the source's is %q", cur)
 	case cur != rec.Watermark:
-		return ReasonFresher, fmt.Sprintf("the source's watermark moved from %q to %q", rec.Watermark, cur)
+		return ReasonWatermark, fmt.Sprintf("the source's watermark moved from %q to %q", rec.Watermark, cur)
 	}
 	return "", ""
 }

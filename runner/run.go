@@ -42,8 +42,6 @@ type RunOptions struct {
 	// swaps commit or roll back) and the rest are skipped. Cancelling ctx
 	// aborts in-flight work too; transactions keep every partition whole.
 	Stop <-chan struct{}
-	// Command and Selection are recorded in the runs table.
-	Selection Selection
 }
 
 // ErrTogetherUnsupported is returned when --publish together meets an

@@ -232,7 +232,7 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 	counts := p.Counts()
 	var parts []string
 	for _, r := range []runner.Reason{runner.ReasonMissing, runner.ReasonFailed, runner.ReasonStale, runner.ReasonUpstream,
-		runner.ReasonLookback, runner.ReasonFresher, runner.ReasonForced} {
+		runner.ReasonLookback, runner.ReasonWatermark, runner.ReasonForced} {
 		if counts[r] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
 		}

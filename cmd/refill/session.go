@@ -55,7 +55,7 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	ad, err := a.openTarget(t, dir, access, holder)
 	if err != nil {
 		var locked *adapters.LockedError
-		if isLocked := asLocked(err, &locked); isLocked {
+		if errors.As(err, &locked) {
 			return nil, err
 		}
 		hint := ""
@@ -67,14 +67,6 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	s.adapter, s.info = ad, ad.Info()
 	s.runner = &runner.Runner{Project: p, Target: t.Name, Adapter: ad, Scope: s.scope}
 	return s, nil
-}
-
-func asLocked(err error, target **adapters.LockedError) bool {
-	e, ok := err.(*adapters.LockedError)
-	if ok {
-		*target = e
-	}
-	return ok
 }
 
 func (s *session) close() {
