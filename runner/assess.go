@@ -77,7 +77,10 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 	}
 	for _, up := range m.Upstream {
 		published, key := a.ledger.lastPublished(up, models.DependencySpan(m, p, up))
-		if published.After(rec.StartedAt) {
+		// Stale when the upstream was republished after this partition
+		// began computing, unless both were published together, in one
+		// transaction (--publish together): then it read those rows.
+		if published.After(rec.StartedAt) && !published.Equal(rec.PublishedAt) {
 			as.state, as.reason = StateStale, ReasonUpstream
 			as.detail = fmt.Sprintf("upstream %s %s was republished at %s, after this was built", up.Name, key, published.UTC().Format("2006-01-02 15:04:05"))
 			return as, nil

@@ -205,6 +205,11 @@ func TestPublishTogether(t *testing.T) {
 	if published[0][0] != int64(1) {
 		t.Errorf("a together-publish recorded %v publication times, want 1", published[0][0])
 	}
+	// Downstream partitions were computed before their upstream's publish
+	// time, from its staged rows; published together, they are not stale.
+	if r := mustRefill(t, dir, "plan", "--from", "2024-01-01", "--to", "2024-01-10", now); !strings.Contains(r.stdout, "Nothing to do") {
+		t.Errorf("after a together-publish the plan is not empty:\n%s", r.stdout)
+	}
 }
 
 func readFile(t *testing.T, dir, rel string) string {
