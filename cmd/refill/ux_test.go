@@ -236,3 +236,21 @@ func TestRefillTestReportsUnportableModels(t *testing.T) {
 		t.Errorf("the model is not rendered for ClickHouse:\n%s", r.stdout)
 	}
 }
+
+func TestProjectFoundByWalkingUp(t *testing.T) {
+	dir := shop(t, nil)
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	if err := os.Chdir(filepath.Join(dir, "models", "marts")); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	if code := Do(t.Context(), nil, []string{"validate"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "OK: 6 models") {
+		t.Errorf("validate from models/marts: exit %d %s %s", code, out.String(), errb.String())
+	}
+	os.Chdir(t.TempDir())
+	errb.Reset()
+	if code := Do(t.Context(), nil, []string{"plan"}, strings.NewReader(""), &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "no refill.yml in this folder or any above it") {
+		t.Errorf("outside a project: exit %d %s", code, errb.String())
+	}
+}
