@@ -14,15 +14,25 @@ import (
 // Drivers return many numeric types; normalize maps them to int64, uint64
 // and float64 so the runner compares values one way.
 func ScanRows(rows *sql.Rows) (*Result, error) {
+	return ScanRowsFunc(rows, nil)
+}
+
+// ScanRowsFunc is ScanRows for drivers whose values need their column type
+// to be read right: convert, when not nil, maps each value given its
+// column instead of Normalize.
+func ScanRowsFunc(rows *sql.Rows, convert func(col *sql.ColumnType, v any) any) (*Result, error) {
 	defer rows.Close()
-	cols, err := rows.Columns()
+	types, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Columns: cols}
+	res := &Result{Columns: make([]string, len(types))}
+	for i, t := range types {
+		res.Columns[i] = t.Name()
+	}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
+		vals := make([]any, len(types))
+		ptrs := make([]any, len(types))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
@@ -30,7 +40,11 @@ func ScanRows(rows *sql.Rows) (*Result, error) {
 			return nil, err
 		}
 		for i, v := range vals {
-			vals[i] = Normalize(v)
+			if convert != nil {
+				vals[i] = convert(types[i], v)
+			} else {
+				vals[i] = Normalize(v)
+			}
 		}
 		res.Rows = append(res.Rows, vals)
 	}

@@ -15,36 +15,10 @@ import (
 // result format), so values are converted by the column's Snowflake type
 // before adapters.Normalize: see Value.
 func scanRows(rows *sql.Rows) (*adapters.Result, error) {
-	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
-	res := &adapters.Result{Columns: make([]string, len(types))}
-	kinds := make([]string, len(types))
-	scales := make([]int64, len(types))
-	for i, t := range types {
-		res.Columns[i] = t.Name()
-		kinds[i] = t.DatabaseTypeName()
-		if _, s, ok := t.DecimalSize(); ok {
-			scales[i] = s
-		}
-	}
-	for rows.Next() {
-		vals := make([]any, len(types))
-		ptrs := make([]any, len(types))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		for i, v := range vals {
-			vals[i] = Value(kinds[i], scales[i], v)
-		}
-		res.Rows = append(res.Rows, vals)
-	}
-	return res, rows.Err()
+	return adapters.ScanRowsFunc(rows, func(col *sql.ColumnType, v any) any {
+		_, scale, _ := col.DecimalSize()
+		return Value(col.DatabaseTypeName(), scale, v)
+	})
 }
 
 // Value normalizes one value gosnowflake returned for a column of Snowflake
