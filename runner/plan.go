@@ -25,6 +25,8 @@ type Plan struct {
 	Models    []*models.Model // selected, in graph order
 	Steps     []Step
 	Notes     []string // what the plan left out, and why
+
+	ledger *ledger // the records the plan was made from, for Run's audits
 }
 
 // NewPlan computes the plan for sel from the project's models and the
@@ -50,7 +52,7 @@ func NewPlanWatermarks(p *models.Project, scope *models.Scope, records []adapter
 		return nil, usageErrorf("the selection matches no model")
 	}
 	a := &assessor{scope: scope, ledger: indexLedger(records)}
-	plan := &Plan{Selection: sel, Models: selected}
+	plan := &Plan{Selection: sel, Models: selected, ledger: a.ledger}
 	isSelected := map[*models.Model]bool{}
 	for _, m := range selected {
 		isSelected[m] = true
