@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -363,7 +364,7 @@ func (p *Project) link(m *Model) error {
 			}
 			if _, dup := m.upstream[name]; !dup {
 				m.upstream[name] = up
-				if !containsModel(m.Upstream, up) {
+				if !slices.Contains(m.Upstream, up) {
 					m.Upstream = append(m.Upstream, up)
 				}
 			}
@@ -379,20 +380,11 @@ func (p *Project) link(m *Model) error {
 		if name == "*" {
 			continue
 		}
-		if up, err := p.Model(name); err != nil || !containsModel(m.Upstream, up) {
+		if up, err := p.Model(name); err != nil || !slices.Contains(m.Upstream, up) {
 			errs.add(&Error{File: m.Path, Msg: fmt.Sprintf("depends_on_past names %q, which the model does not ref()", name)})
 		}
 	}
 	return errs.Err()
-}
-
-func containsModel(list []*Model, m *Model) bool {
-	for _, x := range list {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // DependsOnPast returns how many extra partitions of look-back m's partitions

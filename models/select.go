@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -64,7 +65,7 @@ func (p *Project) matchTerm(term string, into map[*Model]bool) error {
 	case strings.HasPrefix(body, "tag:"):
 		tag := strings.TrimPrefix(body, "tag:")
 		for _, m := range p.Models {
-			if contains(m.Config.Tags, tag) {
+			if slices.Contains(m.Config.Tags, tag) {
 				matched = append(matched, m)
 			}
 		}

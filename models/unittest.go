@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -128,7 +129,7 @@ func (p *Project) parseUnitTests(file, text string, m *Model) ([]*UnitTest, erro
 					}
 					ut.Expect = append(ut.Expect, row)
 					for _, c := range keysInOrder(resolve(r)) {
-						if !contains(ut.Columns, c) {
+						if !slices.Contains(ut.Columns, c) {
 							ut.Columns = append(ut.Columns, c)
 						}
 					}
@@ -177,7 +178,7 @@ func (p *Project) decodeGiven(d *yamlDoc, k, v *yaml.Node) *Given {
 			if !identRE.MatchString(c) {
 				d.errAt(r.Content[i], "%q is not a column name", c)
 			}
-			if !contains(cols, c) {
+			if !slices.Contains(cols, c) {
 				cols = append(cols, c)
 			}
 			row[c] = resolve(r.Content[i+1])

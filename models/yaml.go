@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +78,7 @@ func (d *yamlDoc) fields(n *yaml.Node, what string, known []string, fn func(key 
 		k, v := n.Content[i], resolve(n.Content[i+1])
 		key := k.Value
 		switch {
-		case !contains(known, key):
+		case !slices.Contains(known, key):
 			d.errAt(k, "unknown key %q in %s%s", key, what, suggest(key, known))
 		case seen[key]:
 			d.errAt(k, "duplicate key %q in %s", key, what)
@@ -253,13 +254,4 @@ func ParseScalar(s string) any {
 		return v
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

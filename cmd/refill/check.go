@@ -119,7 +119,7 @@ func (a *app) runChecks(selectors []string, from, to string) []check {
 	}
 	var targetErrs []string
 	for _, name := range p.TargetNames() {
-		if err := checkTarget(p.Targets[name]); err != nil {
+		if _, err := checkTarget(p.Targets[name]); err != nil {
 			targetErrs = append(targetErrs, err.Error())
 		}
 	}

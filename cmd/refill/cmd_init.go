@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,7 +39,7 @@ refuses to touch a folder that already holds a refill.yml. Then:
 				return err
 			}
 			files := scaffold(time.Now().UTC())
-			for _, name := range sortedKeys(files) {
+			for _, name := range slices.Sorted(maps.Keys(files)) {
 				path := filepath.Join(dir, filepath.FromSlash(name))
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					return err
@@ -51,21 +53,6 @@ refuses to touch a folder that already holds a refill.yml. Then:
 			return nil
 		},
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := range keys {
-		for j := i + 1; j < len(keys); j++ {
-			if keys[j] < keys[i] {
-				keys[i], keys[j] = keys[j], keys[i]
-			}
-		}
-	}
-	return keys
 }
 
 // scaffold returns the files of a new project whose seed covers the last

@@ -30,7 +30,7 @@ to a warehouse; environment variables are checked for the selected target only.`
 			errs = append(errs, list...)
 			if p != nil {
 				for _, name := range p.TargetNames() {
-					if err := checkTarget(p.Targets[name]); err != nil {
+					if _, err := checkTarget(p.Targets[name]); err != nil {
 						var me *models.Error
 						if errors.As(err, &me) {
 							errs = append(errs, me)

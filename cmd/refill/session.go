@@ -43,16 +43,17 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	if t.DSN != "" {
 		a.dsns = append(a.dsns, t.DSN)
 	}
-	d, schema, err := dialectFor(t)
+	kind, err := checkTarget(t)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	s := &session{app: a, project: p, dir: dir, target: t, info: capabilities(t.Adapter),
+	d, schema := kind.dialect(t)
+	s := &session{app: a, project: p, dir: dir, target: t, info: kind.info,
 		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}}
 	if offline {
 		return s, nil
 	}
-	ad, err := a.openTarget(t, dir, access, holder)
+	ad, err := kind.open(a, t, dir, access, holder)
 	if err != nil {
 		var locked *adapters.LockedError
 		if errors.As(err, &locked) {

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"fmt"
+	"cmp"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/refill/refill/adapters"
@@ -23,110 +23,95 @@ const (
 	readWrite                     // run, seed
 )
 
-// adapterKinds lists, per adapter, the target keys it accepts.
-var adapterKinds = map[string][]string{
-	"duckdb":     {"path", "schema", "ledger_schema", "stage_schema", "concurrency"},
-	"clickhouse": {"dsn", "schema", "ledger_schema", "stage_schema", "concurrency"},
-	"snowflake":  {"dsn", "schema", "ledger_schema", "stage_schema", "concurrency", "warehouse"},
+// adapterKind is everything the CLI knows of one adapter.
+type adapterKind struct {
+	keys []string // the target keys it accepts
+	info adapters.Info
+	// dialect returns the dialect and the default schema, without
+	// connecting; open connects.
+	dialect func(t *models.Target) (models.Dialect, string)
+	open    func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error)
 }
 
-// checkTarget validates a target's settings for its adapter.
-func checkTarget(t *models.Target) error {
-	keys, ok := adapterKinds[t.Adapter]
+var adapterNames = []string{"clickhouse", "duckdb", "snowflake"}
+
+// kindOf describes the adapter named name.
+func kindOf(name string) (adapterKind, bool) {
+	switch name {
+	case "duckdb":
+		return adapterKind{
+			keys: []string{"path", "schema", "ledger_schema", "stage_schema", "concurrency"},
+			info: duckdb.Capabilities(),
+			dialect: func(t *models.Target) (models.Dialect, string) {
+				return duckdb.Dialect{}, cmp.Or(t.Schema, "main")
+			},
+			open: func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error) {
+				path := cmp.Or(t.Path, "warehouse.duckdb")
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(dir, path)
+				}
+				return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
+					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()})
+			},
+		}, true
+	case "clickhouse":
+		return adapterKind{
+			keys: []string{"dsn", "schema", "ledger_schema", "stage_schema", "concurrency"},
+			info: clickhouse.Capabilities(),
+			dialect: func(t *models.Target) (models.Dialect, string) {
+				schema := t.Schema
+				if opts, err := clickhouse.ParseDSN(t.DSN); schema == "" && err == nil {
+					schema = opts.Auth.Database
+				}
+				return clickhouse.Dialect{}, cmp.Or(schema, "default")
+			},
+			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
+				return clickhouse.Open(a.ctx, clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
+					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog()})
+			},
+		}, true
+	case "snowflake":
+		return adapterKind{
+			keys: []string{"dsn", "schema", "ledger_schema", "stage_schema", "concurrency", "warehouse"},
+			info: snowflake.Capabilities(),
+			dialect: func(t *models.Target) (models.Dialect, string) {
+				return snowflake.Dialect{}, cmp.Or(t.Schema, snowflake.DefaultSchema(t.DSN))
+			},
+			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
+				return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
+					StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv})
+			},
+		}, true
+	}
+	return adapterKind{}, false
+}
+
+// checkTarget validates a target's settings for its adapter and returns
+// the adapter.
+func checkTarget(t *models.Target) (adapterKind, error) {
+	kind, ok := kindOf(t.Adapter)
 	if !ok {
-		names := make([]string, 0, len(adapterKinds))
-		for n := range adapterKinds {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return t.Errorf("adapter", "unknown adapter %q in target %s (want %s)", t.Adapter, t.Name, strings.Join(names, ", "))
+		return kind, t.Errorf("adapter", "unknown adapter %q in target %s (want %s)", t.Adapter, t.Name, strings.Join(adapterNames, ", "))
 	}
 	set := map[string]bool{"path": t.Path != "", "dsn": t.DSN != "", "warehouse": t.Warehouse != ""}
 	for key, isSet := range set {
-		if isSet && !contains(keys, key) {
-			return t.Errorf(key, "%s does not apply to %s targets", key, t.Adapter)
+		if isSet && !slices.Contains(kind.keys, key) {
+			return kind, t.Errorf(key, "%s does not apply to %s targets", key, t.Adapter)
 		}
 	}
-	if contains(keys, "dsn") && !t.Has("dsn") {
-		return t.Errorf("dsn", "target %s needs dsn: (the %s connection string, usually from an environment variable)", t.Name, t.Adapter)
+	if slices.Contains(kind.keys, "dsn") && !t.Has("dsn") {
+		return kind, t.Errorf("dsn", "target %s needs dsn: (the %s connection string, usually from an environment variable)", t.Name, t.Adapter)
 	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return kind, nil
 }
 
 // dialectFor returns a target's dialect and default schema without
 // connecting, for render and offline plans.
 func dialectFor(t *models.Target) (models.Dialect, string, error) {
-	if err := checkTarget(t); err != nil {
+	kind, err := checkTarget(t)
+	if err != nil {
 		return nil, "", err
 	}
-	schema := t.Schema
-	switch t.Adapter {
-	case "duckdb":
-		if schema == "" {
-			schema = "main"
-		}
-		return duckdb.Dialect{}, schema, nil
-	case "clickhouse":
-		if schema == "" {
-			schema = "default"
-			if opts, err := clickhouse.ParseDSN(t.DSN); err == nil && opts.Auth.Database != "" {
-				schema = opts.Auth.Database
-			}
-		}
-		return clickhouse.Dialect{}, schema, nil
-	case "snowflake":
-		if schema == "" {
-			schema = snowflake.DefaultSchema(t.DSN)
-		}
-		return snowflake.Dialect{}, schema, nil
-	}
-	return nil, "", fmt.Errorf("adapter %s is not built into this refill", t.Adapter)
-}
-
-// openTarget connects to a target.
-func (a *app) openTarget(t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error) {
-	if err := checkTarget(t); err != nil {
-		return nil, err
-	}
-	switch t.Adapter {
-	case "duckdb":
-		path := t.Path
-		if path == "" {
-			path = "warehouse.duckdb"
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
-			LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()})
-	case "clickhouse":
-		return clickhouse.Open(a.ctx, clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
-			LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog()})
-	case "snowflake":
-		return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
-			StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv})
-	}
-	return nil, fmt.Errorf("adapter %s is not built into this refill", t.Adapter)
-}
-
-// capabilities returns an adapter's guarantees without connecting.
-func capabilities(adapter string) adapters.Info {
-	switch adapter {
-	case "duckdb":
-		return duckdb.Capabilities()
-	case "clickhouse":
-		return clickhouse.Capabilities()
-	case "snowflake":
-		return snowflake.Capabilities()
-	}
-	return adapters.Info{Name: adapter}
+	d, schema := kind.dialect(t)
+	return d, schema, nil
 }
