@@ -245,7 +245,7 @@ func (f visitFunc) Visit(n *ast.Node) { f(*n) }
 // expression VM.
 func (t *Template) render(d Dialect, key *Scope, env *renderEnv) (string, error) {
 	var static []string
-	if cached, ok := t.static.Load(key); ok && key.cacheable() {
+	if cached, ok := t.static.Load(key); ok {
 		static = cached.([]string)
 	} else {
 		static = make([]string, len(t.parts))

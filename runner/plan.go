@@ -151,15 +151,15 @@ func missingUpstream(m *models.Model, steps []Step, isSelected map[*models.Model
 		for _, st := range steps {
 			span := models.DependencySpan(m, st.Partition, up)
 			var parts []models.Partition
-			if span.All || up.Kind() != models.TimePartitioned {
+			switch {
+			case up.Kind() != models.TimePartitioned:
 				parts = up.Partitions(time.Time{}, time.Time{})
-				if up.Kind() == models.TimePartitioned {
-					parts = nil // every partition ever: judged by the ledger alone
-					if l.byModel[up.Name] == nil {
-						missing["(all)"] = true
-					}
+			case span.All:
+				// Every partition the upstream ever had: judged by the ledger alone.
+				if l.byModel[up.Name] == nil {
+					missing["(all)"] = true
 				}
-			} else {
+			default:
 				parts = up.Partitions(span.Start, span.End.Add(-time.Nanosecond))
 			}
 			for _, p := range parts {

@@ -78,11 +78,11 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		return nil, err
 	}
 	var blocking []AuditResult
+	keys := make([]string, len(parts))
+	for i, p := range parts {
+		keys[i] = p.Key
+	}
 	for i, res := range results {
-		keys := make([]string, len(parts))
-		for j, p := range parts {
-			keys[j] = p.Key
-		}
 		e.observe(Event{Kind: EventAudit, Model: m.Name, Partitions: keys, Audit: &results[i]})
 		switch {
 		case res.Passed:

@@ -330,10 +330,8 @@ func (a *app) duckdbChecks(p *models.Project, selected []*models.Model, seeds []
 	sort.SliceStable(auditOrder, func(i, j int) bool { return auditOrder[i] < auditOrder[j] })
 	for _, k := range auditOrder {
 		c := *audits[k]
-		if c.status == checkFailed {
-			c.message = c.detail
-		} else if c.detail != "" {
-			c.message = c.detail
+		if c.detail != "" {
+			c.message = c.detail // the failures, or the warnings
 		}
 		out = append(out, c)
 	}
