@@ -1,11 +1,11 @@
 package runner
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"sync"
 	"time"
 
@@ -208,20 +208,18 @@ func (e *execution) stop(why string) {
 // loop launches ready units, at most Concurrency at a time, until every
 // node is final or the run stops.
 func (e *execution) loop(ctx context.Context) {
-	var ready []*unit
+	ready := &readyUnits{}
 	for _, u := range e.units {
 		if u.waiting == 0 {
-			ready = append(ready, u)
+			heap.Push(ready, u)
 		}
 	}
 	done := make(chan *unit)
 	running := 0
 	stop := e.opts.Stop
 	for {
-		for running < e.opts.Concurrency && len(ready) > 0 && !e.stopped() && ctx.Err() == nil {
-			sort.SliceStable(ready, func(i, j int) bool { return ready[i].order < ready[j].order })
-			u := ready[0]
-			ready = ready[1:]
+		for running < e.opts.Concurrency && ready.Len() > 0 && !e.stopped() && ctx.Err() == nil {
+			u := heap.Pop(ready).(*unit)
 			running++
 			go func() {
 				e.runUnit(ctx, u)
@@ -237,7 +235,7 @@ func (e *execution) loop(ctx context.Context) {
 			for _, n := range u.nodes {
 				for _, w := range n.waiters {
 					if w.waiting--; w.waiting == 0 {
-						ready = append(ready, w)
+						heap.Push(ready, w)
 					}
 				}
 			}
@@ -246,6 +244,21 @@ func (e *execution) loop(ctx context.Context) {
 			e.stopped()
 		}
 	}
+}
+
+// readyUnits is a heap of units that may start, first in graph and
+// partition order.
+type readyUnits []*unit
+
+func (h readyUnits) Len() int           { return len(h) }
+func (h readyUnits) Less(i, j int) bool { return h[i].order < h[j].order }
+func (h readyUnits) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *readyUnits) Push(x any)        { *h = append(*h, x.(*unit)) }
+func (h *readyUnits) Pop() any {
+	old := *h
+	u := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return u
 }
 
 // runUnit runs the unit's partitions whose upstreams all succeeded, as
