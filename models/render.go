@@ -69,16 +69,12 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 	}
 	return map[string]any{
 		"ref": func(name string) (SQL, error) {
-			if s.Refs != nil {
-				if up, ok := m.upstream[name]; ok {
-					if text, ok := s.Refs[up.Name]; ok {
-						return text, nil
-					}
-				}
-			}
 			up, ok := m.upstream[name]
 			if !ok {
 				return "", fmt.Errorf("ref(%q): %w", name, ErrUnknownModel)
+			}
+			if text, ok := s.Refs[up.Name]; ok {
+				return text, nil
 			}
 			return SQL(s.Relation(up).Quote(s.Dialect)), nil
 		},

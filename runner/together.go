@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/refill/refill/adapters"
@@ -149,11 +150,7 @@ func (e *execution) overlayRefs() map[string]models.SQL {
 	if len(e.refs) == 0 {
 		return nil
 	}
-	out := make(map[string]models.SQL, len(e.refs))
-	for k, v := range e.refs {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.refs)
 }
 
 func (e *execution) cleanupStaged(ctx context.Context) {
