@@ -15,7 +15,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
@@ -262,4 +261,3 @@ func BenchmarkRefillTest(b *testing.B) {
 	}
 }
 
-var _ = adapters.Tag{}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/refill/refill/adapters"
 )
 
 // These tests run the real refill binary as a subprocess and kill or
@@ -90,19 +92,8 @@ func dayState(t *testing.T, dir string) map[string][2]int64 {
 	return out
 }
 
-func toInt(v any) int64 {
-	switch v := v.(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	case float64:
-		return int64(v)
-	}
-	var n int64
-	fmt.Sscan(fmt.Sprint(v), &n)
-	return n
-}
+// toInt reads a DuckDB integer (sum returns HUGEINT) from database/sql.
+func toInt(v any) int64 { return adapters.Int(adapters.Normalize(v)) }
 
 // baseSums returns each day's sum of v at k = 1.
 func baseSums(t *testing.T, dir string) map[string]int64 {
