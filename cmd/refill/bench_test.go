@@ -260,4 +260,3 @@ func BenchmarkRefillTest(b *testing.B) {
 		}
 	}
 }
-
