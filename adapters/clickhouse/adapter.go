@@ -306,34 +306,21 @@ func (a *Adapter) query(ctx context.Context, tag adapters.Tag, q string) (*adapt
 		if err != nil {
 			return err
 		}
-		types, err := rows.ColumnTypes()
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		if res, err = adapters.ScanRows(rows); err != nil {
-			return err
-		}
-		normalizeRows(res, types)
-		return nil
+		res, err = adapters.ScanRowsFunc(rows, normalize)
+		return err
 	})
 	return res, err
 }
 
-// normalizeRows fixes what adapters.Normalize cannot know from the values
+// normalize is adapters.Normalize plus what it cannot know from the values
 // alone: clickhouse-go hands Decimals to database/sql as strings, which
 // become int64 or float64 here like other drivers' decimals.
-func normalizeRows(res *adapters.Result, types []*sql.ColumnType) {
-	for i, ct := range types {
-		if !strings.HasPrefix(baseType(ct.DatabaseTypeName()), "Decimal") {
-			continue
-		}
-		for _, row := range res.Rows {
-			if s, ok := row[i].(string); ok {
-				row[i] = adapters.Normalize(stringer(s))
-			}
-		}
+func normalize(col *sql.ColumnType, v any) any {
+	v = adapters.Normalize(v)
+	if s, ok := v.(string); ok && strings.HasPrefix(baseType(col.DatabaseTypeName()), "Decimal") {
+		return adapters.Normalize(stringer(s))
 	}
+	return v
 }
 
 type stringer string
