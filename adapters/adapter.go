@@ -13,7 +13,6 @@ package adapters
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/refill/refill/models"
@@ -46,9 +45,11 @@ type Adapter interface {
 	Publish(ctx context.Context, swaps []Swap) error
 	// DropStage drops a staging table; dropping one already gone succeeds.
 	DropStage(ctx context.Context, s *Stage) error
-	// CleanStages drops staging tables that earlier runs left for target
-	// (because they crashed). Callers hold target's lease.
-	CleanStages(ctx context.Context, target models.Relation) error
+	// CleanStages drops the staging tables, swap tables and overlay views
+	// (see StageName) of every run for which dead returns true, given the
+	// run's token (RunToken): tables that crashed runs left behind. Tables
+	// whose names StageName did not make are left alone.
+	CleanStages(ctx context.Context, dead func(runToken string) bool) error
 	// LoadSeed replaces table with the seed's rows, atomically where the
 	// warehouse allows.
 	LoadSeed(ctx context.Context, seed *models.Seed, table models.Relation) error
@@ -115,7 +116,10 @@ type Swap struct {
 // beyond int64's range), float64, string or time.Time (UTC).
 type Result struct {
 	Columns []string
-	Rows    [][]any
+	// Types are the warehouse's names of the columns' types, as the driver
+	// reports them (DATE, Nullable(DateTime), TIMESTAMP_NTZ, ...).
+	Types []string
+	Rows  [][]any
 }
 
 // Window selects the rows of a table that a publication replaces: a
@@ -188,17 +192,6 @@ func ModelWindow(m *models.Model, parts []models.Partition) Window {
 	return Window{}
 }
 
-// StagePrefix is how staging tables for target are named, so CleanStages
-// can find them after a crash: schema__table__ and a unique suffix that
-// never contains "__" (see IsStageOf).
-func StagePrefix(target models.Relation) string {
-	schema := target.Schema
-	if target.Database != "" {
-		schema = target.Database + "_" + schema
-	}
-	return schema + "__" + target.Name + "__"
-}
-
 // Overlayer is implemented by adapters that can publish several tables
 // together. Overlay creates a view of target as it will read once stages
 // are published: its rows outside the stages' windows plus the staged rows.
@@ -209,16 +202,15 @@ type Overlayer interface {
 	DropOverlay(ctx context.Context, view models.Relation) error
 }
 
-// IsStageOf reports whether table name is a staging table (or overlay) of
-// target: StagePrefix(target) and a suffix without "__", so the stages of
-// a table named t__x are not mistaken for those of t. The prefix compares
-// case-insensitively, for warehouses that fold names.
-func IsStageOf(name string, target models.Relation) bool {
-	prefix := StagePrefix(target)
-	if len(name) <= len(prefix) || !strings.EqualFold(name[:len(prefix)], prefix) {
-		return false
-	}
-	return !strings.Contains(name[len(prefix):], "__")
+// RowCounter is implemented by adapters that can count tables' rows
+// cheaply, from the warehouse's metadata. The runner compares the counts
+// with the ledger to notice tables changed outside refill.
+type RowCounter interface {
+	// CountRows returns the number of rows of each of tables that exists,
+	// keyed by the table's Relation.String(); -1 where the warehouse cannot
+	// count them reliably (engines that merge rows away). Tables that do
+	// not exist are absent from the result.
+	CountRows(ctx context.Context, tables []models.Relation) (map[string]int64, error)
 }
 
 // Estimator is implemented by adapters that can say, without running a

@@ -13,6 +13,12 @@ var ErrRunNotFound = errors.New("run not found")
 // such as publishing several tables in one transaction on ClickHouse.
 var ErrNotSupported = errors.New("not supported by this adapter")
 
+// ErrMaybePublished is returned (wrapped) by Publish when it failed after
+// it began changing a target it cannot change atomically: readers may see
+// some of the new rows. The runner records such a partition as failed and
+// as published at the attempt, so that what read the old rows is redone.
+var ErrMaybePublished = errors.New("the publication may have been partly applied")
+
 // LeaseHeldError is returned by Ledger.AcquireLease when another run holds
 // the table.
 type LeaseHeldError struct {

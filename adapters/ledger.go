@@ -21,6 +21,10 @@ type Ledger interface {
 	SaveRun(ctx context.Context, run *Run) error
 	// LoadRun returns the run with id, or an error wrapping ErrRunNotFound.
 	LoadRun(ctx context.Context, id string) (*Run, error)
+	// Runs returns the latest runs, newest first, at most limit of them.
+	Runs(ctx context.Context, limit int) ([]*Run, error)
+	// Leases returns every lease not released, expired or not.
+	Leases(ctx context.Context) ([]Lease, error)
 	// AcquireLease takes the lease on l.Table for l.RunID. It fails with a
 	// *LeaseHeldError when another run holds an unexpired lease.
 	AcquireLease(ctx context.Context, l Lease) error
@@ -36,9 +40,22 @@ type State string
 // Ledger states. Missing and stale are not stored: they are derived by
 // comparing the ledger with the models.
 const (
-	StateDone   State = "done"
-	StateFailed State = "failed"
+	StateDone State = "done"
+	// StatePartial is a partition published before its window was
+	// complete (allow_partial); it is redone once the window closes.
+	StatePartial State = "partial"
+	StateFailed  State = "failed"
+	// StatePending records a publication that has started but not been
+	// confirmed, for adapters whose swap and ledger write are not one
+	// transaction: after a crash the table may hold the old rows or the
+	// new, and the runner redoes the partition and everything reading it.
+	// PublishedAt holds when the publication started.
+	StatePending State = "pending"
 )
+
+// Published reports whether a record in state s describes rows the table
+// holds: done or partial.
+func (s State) Published() bool { return s == StateDone || s == StatePartial }
 
 // Record is a partition's row in the ledger.
 type Record struct {
@@ -74,6 +91,9 @@ const (
 	RunSucceeded   RunStatus = "succeeded"
 	RunFailed      RunStatus = "failed"
 	RunInterrupted RunStatus = "interrupted"
+	// RunAbandoned is a run that stopped without recording its end (it
+	// was killed): its leases expired while it was still running.
+	RunAbandoned RunStatus = "abandoned"
 )
 
 // Run is one invocation of refill run.

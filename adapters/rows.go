@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,9 +27,9 @@ func ScanRowsFunc(rows *sql.Rows, convert func(col *sql.ColumnType, v any) any) 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Columns: make([]string, len(types))}
+	res := &Result{Columns: make([]string, len(types)), Types: make([]string, len(types))}
 	for i, t := range types {
-		res.Columns[i] = t.Name()
+		res.Columns[i], res.Types[i] = t.Name(), t.DatabaseTypeName()
 	}
 	for rows.Next() {
 		vals := make([]any, len(types))
@@ -115,6 +116,13 @@ func normalizeUint(u uint64) any {
 		return int64(u)
 	}
 	return u
+}
+
+// IsDateType reports whether a column type named by a driver holds
+// calendar dates without a time of day: DATE, Date, Date32, Nullable(Date).
+func IsDateType(typ string) bool {
+	t := strings.ToUpper(typ)
+	return strings.Contains(t, "DATE") && !strings.Contains(t, "TIME")
 }
 
 // Int reads an integer count from a normalized value.

@@ -130,7 +130,7 @@ func TestMapping(t *testing.T) {
 		span := DependencySpan(down, part(down, key), up)
 		var out []string
 		for _, u := range up.Partitions(date("2023-12-01"), date("2024-02-29")) {
-			if span.Overlaps(u) {
+			if span.Overlaps(up, u) {
 				out = append(out, u.Key)
 			}
 		}

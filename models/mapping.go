@@ -7,33 +7,99 @@ type Span struct {
 	// All means every partition of the upstream model: list-partitioned and
 	// whole-table models, on either side, depend on everything they read.
 	All bool
-	// Otherwise the downstream partition reads the upstream partitions that
-	// overlap the half-open window [Start, End), in UTC.
+	// Otherwise the downstream partition reads the upstream partitions whose
+	// extents (Model.Extent) overlap the half-open range [Start, End) of
+	// instants.
 	Start, End time.Time
 }
 
-// Overlaps reports whether upstream partition p lies in s.
-func (s Span) Overlaps(p Partition) bool {
-	if s.All || p.Start.IsZero() {
+// Overlaps reports whether partition p of model up lies in s.
+func (s Span) Overlaps(up *Model, p Partition) bool {
+	if s.All || up.Kind() != TimePartitioned {
 		return true
 	}
-	return p.Start.Before(s.End) && p.End.After(s.Start)
+	start, end := up.Extent(p)
+	return start.Before(s.End) && end.After(s.Start)
+}
+
+// Extent returns the instants partition p of m covers when models depend
+// on each other: its window, except for date windows in a time zone. The
+// partition column of such a model holds local calendar dates, and a DATE
+// literal compared with another model's column may be read as that local
+// day or as the same date in UTC; the extent covers both, so a dependency
+// is never missed whichever way a query compares dates. (The window that
+// is rendered, verified, replaced and recorded is the local day.)
+func (m *Model) Extent(p Partition) (start, end time.Time) {
+	start, end = p.Start, p.End
+	if !m.localDates() {
+		return start, end
+	}
+	if s := utcDate(p.Start.In(m.Config.Location)); s.Before(start) {
+		start = s
+	}
+	if e := utcDate(p.End.In(m.Config.Location)); e.After(end) {
+		end = e
+	}
+	return start, end
+}
+
+// localDates reports whether m's windows are dates of a zone other than UTC.
+func (m *Model) localDates() bool {
+	return m.Kind() == TimePartitioned && !m.Config.TimestampWindow && m.Config.Location != time.UTC
+}
+
+// utcDate returns midnight UTC of t's calendar date in t's location.
+func utcDate(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	return time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
 }
 
 // DependencySpan returns the partitions of up that partition p of down
 // depends on. Time-partitioned models depend on each other by overlapping
-// windows, whatever their grains: a monthly model on every day of its
+// extents, whatever their grains: a monthly model on every day of its
 // month, a daily model on the month containing its day. depends_on_past: n
-// widens the window back by n of down's partitions, for rolling models.
+// widens the span back by n of down's partitions, for rolling models.
 func DependencySpan(down *Model, p Partition, up *Model) Span {
 	if down.Kind() != TimePartitioned || up.Kind() != TimePartitioned {
 		return Span{All: true}
 	}
-	start := p.Start
+	first := p
 	if n := down.DependsOnPast(up); n > 0 {
-		start = down.Next(p, -n).Start
+		first = down.Next(p, -n)
 	}
-	return Span{Start: start, End: p.End}
+	start, _ := down.Extent(first)
+	_, end := down.Extent(p)
+	return Span{Start: start, End: end}
+}
+
+// ReadPartitions returns the partitions of up that partition p of down
+// reads, from up's start through the partition containing last (an instant;
+// zero means no limit, which only list and whole-table upstreams allow).
+// For a time-partitioned up and a list or whole-table down, that is every
+// partition of up through last.
+func ReadPartitions(down *Model, p Partition, up *Model, last time.Time) []Partition {
+	if up.Kind() != TimePartitioned {
+		return up.Partitions(time.Time{}, time.Time{})
+	}
+	span := DependencySpan(down, p, up)
+	if span.All {
+		if last.IsZero() {
+			return nil
+		}
+		return up.Partitions(up.Config.Start, last)
+	}
+	// Extents reach at most a day beyond windows; look that far around.
+	from, to := span.Start.Add(-26*time.Hour), span.End.Add(26*time.Hour)
+	if !last.IsZero() && to.After(last) {
+		to = last
+	}
+	var out []Partition
+	for _, q := range up.Partitions(from, to) {
+		if span.Overlaps(up, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // Dependents returns the partitions of down that depend on partition u of
@@ -43,9 +109,23 @@ func Dependents(down, up *Model, u Partition) (from, to time.Time, all bool) {
 	if down.Kind() != TimePartitioned || up.Kind() != TimePartitioned {
 		return time.Time{}, time.Time{}, true
 	}
-	q := down.PartitionAt(u.Start)
+	uStart, uEnd := up.Extent(u)
+	// The first partition whose span ends after u starts: spans move
+	// forward with their partitions, so step back from the one holding
+	// u's start while the previous one still reaches u.
+	q := down.PartitionAt(uStart)
+	for {
+		prev := down.Next(q, -1)
+		if !DependencySpan(down, prev, up).End.After(uStart) {
+			break
+		}
+		q = prev
+	}
+	for !DependencySpan(down, q, up).End.After(uStart) {
+		q = down.Next(q, 1)
+	}
 	from = q.Start
-	for DependencySpan(down, q, up).Start.Before(u.End) {
+	for DependencySpan(down, q, up).Start.Before(uEnd) {
 		q = down.Next(q, 1)
 	}
 	return from, q.Start, false

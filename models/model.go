@@ -47,14 +47,6 @@ func parseModel(name, file, text string) (*Model, error) {
 	} else {
 		m.Relation = Relation{Name: name}
 	}
-	for _, part := range strings.Split(name, ".") {
-		if !identRE.MatchString(part) {
-			errs.add(&Error{File: file, Msg: fmt.Sprintf("model file and folder names must be SQL identifiers (letters, digits, _): %q is not", part)})
-		}
-	}
-	if strings.Count(name, ".") > 1 {
-		errs.add(&Error{File: file, Msg: "models may be at most one folder deep: models/<schema>/<table>.sql"})
-	}
 
 	body, bodyOff := text, 0
 	d := &yamlDoc{file: file, text: text, errs: &errs}

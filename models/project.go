@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -29,6 +30,9 @@ type Project struct {
 	byName  map[string]*Model
 	byTable map[string][]*Model // by table name, for short ref() names
 	text    string
+	// seedFiles are the tables refill seed loads, by relation, with their
+	// files; see CheckNames.
+	seedFiles map[Relation]string
 }
 
 // Target is one warehouse a project can run against, from refill.yml.
@@ -101,8 +105,12 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	raw, err := fs.ReadFile(fsys, ProjectFile)
+	raw, err := readFile(fsys, ProjectFile)
 	if err != nil {
+		var me *Error
+		if errors.As(err, &me) {
+			return nil, me
+		}
 		return nil, &Error{File: ProjectFile, Msg: fmt.Sprintf("cannot read the project file: %v", err), Err: err}
 	}
 	var errs ErrorList
@@ -299,11 +307,16 @@ func (p *Project) loadModels(fsys fs.FS) error {
 		if e.IsDir() || path.Ext(file) != ".sql" {
 			return nil
 		}
-		raw, err := fs.ReadFile(fsys, file)
+		raw, err := readFile(fsys, file)
 		if err != nil {
-			return err
+			errs.add(err)
+			return nil
 		}
 		rel := strings.TrimPrefix(file, p.ModelsDir+"/")
+		if err := checkModelPath(file, rel); err != nil {
+			errs.add(err)
+			return nil
+		}
 		m, err := parseModel(modelName(rel), file, string(raw))
 		if err != nil {
 			errs.add(err)
@@ -322,6 +335,8 @@ func (p *Project) loadModels(fsys fs.FS) error {
 		errs.add(&Error{File: p.ModelsDir, Msg: err.Error(), Err: err})
 	}
 	sort.Slice(p.Models, func(i, j int) bool { return p.Models[i].Name < p.Models[j].Name })
+	errs.add(duplicateNames(p.Models))
+	errs.add(p.listSeeds(fsys))
 	for _, m := range p.Models {
 		errs.add(p.link(m))
 	}
@@ -337,16 +352,7 @@ func (p *Project) loadModels(fsys fs.FS) error {
 func (p *Project) link(m *Model) error {
 	var errs ErrorList
 	m.upstream = map[string]*Model{}
-	templates := []*Template{m.SQL}
-	for _, a := range m.Config.Audits {
-		if a.SQL != nil {
-			templates = append(templates, a.SQL)
-		}
-	}
-	if m.Config.Watermark != nil {
-		templates = append(templates, m.Config.Watermark)
-	}
-	for _, t := range templates {
+	for _, t := range m.templates() {
 		for _, name := range t.Refs {
 			up, err := p.Model(name)
 			if err != nil {

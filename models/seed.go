@@ -63,6 +63,10 @@ func (p *Project) LoadSeeds(fsys fs.FS) ([]*Seed, error) {
 			errs.add(&Error{File: file, Msg: "seed files go in seeds/<schema>/<table>.csv or seeds/<table>.csv"})
 			return nil
 		}
+		if err := checkRegular(fsys, file); err != nil {
+			errs.add(err)
+			return nil
+		}
 		f, err := fsys.Open(file)
 		if err != nil {
 			return err

@@ -16,31 +16,59 @@ import (
 // those with a + before (also everything upstream) or after (also everything
 // downstream).
 func (p *Project) Select(selectors, excludes []string) ([]*Model, error) {
-	chosen := map[*Model]bool{}
+	s, err := p.SelectDetail(selectors, excludes)
+	if err != nil {
+		return nil, err
+	}
+	return s.Models, nil
+}
+
+// Selected is what a selection chose, and how.
+type Selected struct {
+	Models []*Model // in graph order
+	// Upstream holds the models chosen because a term with a leading +
+	// asked for the models its match reads (not the match itself): their
+	// partitions are chosen by what the selected partitions downstream of
+	// them read. Direct holds the models a term matched itself, or through
+	// a trailing + (everything, with no selectors): their partitions are
+	// chosen by the range. A model may be in both.
+	Upstream, Direct map[*Model]bool
+}
+
+// SelectDetail is Select, also telling which models came from a leading +.
+func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) {
+	direct := map[*Model]bool{}
+	upstream := map[*Model]bool{}
 	terms := splitTerms(selectors)
 	if len(terms) == 0 {
 		for _, m := range p.Models {
-			chosen[m] = true
+			direct[m] = true
 		}
 	}
 	for _, term := range terms {
-		if err := p.matchTerm(term, chosen); err != nil {
+		if err := p.matchTerm(term, direct, upstream); err != nil {
 			return nil, err
 		}
 	}
 	drop := map[*Model]bool{}
 	for _, term := range splitTerms(excludes) {
-		if err := p.matchTerm(term, drop); err != nil {
+		if err := p.matchTerm(term, drop, drop); err != nil {
 			return nil, err
 		}
 	}
-	var out []*Model
+	s := &Selected{Upstream: map[*Model]bool{}, Direct: map[*Model]bool{}}
 	for _, m := range p.Graph.Order {
-		if chosen[m] && !drop[m] {
-			out = append(out, m)
+		if (direct[m] || upstream[m]) && !drop[m] {
+			s.Models = append(s.Models, m)
+			if upstream[m] {
+				s.Upstream[m] = true
+			}
+			if direct[m] {
+				s.Direct[m] = true
+			}
 		}
 	}
-	return out, nil
+	return s, nil
 }
 
 func splitTerms(selectors []string) []string {
@@ -51,7 +79,9 @@ func splitTerms(selectors []string) []string {
 	return out
 }
 
-func (p *Project) matchTerm(term string, into map[*Model]bool) error {
+// matchTerm adds the models term matches, and those of its trailing +, to
+// into, and those of its leading + to upstreamOf.
+func (p *Project) matchTerm(term string, into, upstreamOf map[*Model]bool) error {
 	body := term
 	up := strings.HasPrefix(body, "+")
 	body = strings.TrimPrefix(body, "+")
@@ -92,7 +122,12 @@ func (p *Project) matchTerm(term string, into map[*Model]bool) error {
 	for _, m := range matched {
 		into[m] = true
 		if up {
-			closure(m, func(m *Model) []*Model { return m.Upstream }, into)
+			reads := map[*Model]bool{}
+			closure(m, func(m *Model) []*Model { return m.Upstream }, reads)
+			delete(reads, m)
+			for u := range reads {
+				upstreamOf[u] = true
+			}
 		}
 		if down {
 			closure(m, p.Graph.Downstream, into)

@@ -48,9 +48,10 @@ func (p *Project) LoadUnitTests(fsys fs.FS) ([]*UnitTest, error) {
 		if err != nil || e.IsDir() || !strings.HasSuffix(file, ".test.yml") && !strings.HasSuffix(file, ".test.yaml") {
 			return err
 		}
-		raw, err := fs.ReadFile(fsys, file)
+		raw, err := readFile(fsys, file)
 		if err != nil {
-			return err
+			errs.add(err)
+			return nil
 		}
 		rel := strings.TrimPrefix(file, p.ModelsDir+"/")
 		rel = strings.TrimSuffix(strings.TrimSuffix(rel, ".yml"), ".yaml")

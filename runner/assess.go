@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -16,6 +17,15 @@ const (
 	StateMissing State = "missing"
 	StateStale   State = "stale"
 	StateFailed  State = "failed"
+	// StatePending: a publication was started and may or may not have
+	// finished (a crash between a non-transactional swap and its ledger
+	// row); the partition and what reads it are redone.
+	StatePending State = "pending"
+	// StatePartial: published before its window was complete.
+	StatePartial State = "partial"
+	// StateDrift: the table does not hold what the ledger recorded (it
+	// was dropped, or rows were deleted or added outside refill).
+	StateDrift State = "drift"
 )
 
 // Reason says why a plan runs a partition.
@@ -30,7 +40,18 @@ const (
 	ReasonForced    Reason = "forced"    // --mode all
 	ReasonLookback  Reason = "lookback"  // inside the late-data lookback window
 	ReasonWatermark Reason = "watermark" // inside the lookback window, and the source's watermark moved
+	ReasonPending   Reason = "pending"   // its last publication may not have finished
+	ReasonPartial   Reason = "partial"   // published before its window was complete
+	ReasonDrift     Reason = "drift"     // the table does not hold what the ledger recorded
+	// ReasonBlocked marks a partition that needs to run but reads upstream
+	// partitions that are missing, failed or blocked, which the plan does
+	// not build (Plan.Blocked).
+	ReasonBlocked Reason = "blocked"
 )
+
+// Reasons lists every reason, in the order plan summarizes them.
+var Reasons = []Reason{ReasonMissing, ReasonFailed, ReasonPending, ReasonStale, ReasonUpstream, ReasonDrift,
+	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonForced, ReasonBlocked}
 
 // assessment is what the ledger says of one partition.
 type assessment struct {
@@ -41,10 +62,12 @@ type assessment struct {
 	record      *adapters.Record
 }
 
-// assessor compares partitions with the ledger.
+// assessor compares partitions with the ledger and the tables.
 type assessor struct {
 	scope  *models.Scope
 	ledger *ledger
+	tables map[string]*TableFacts
+	now    time.Time // the clock that decides which windows are complete
 }
 
 // fingerprint renders p of m alone, with the real table names, and hashes it.
@@ -61,18 +84,38 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 	if rec == nil {
 		return assessment{state: StateMissing, reason: ReasonMissing}, nil
 	}
+	as := assessment{record: rec}
+	switch rec.State {
+	case adapters.StateFailed:
+		as.state, as.reason, as.detail = StateFailed, ReasonFailed, firstLine(rec.Error)
+		return as, nil
+	case adapters.StatePending:
+		as.state, as.reason = StatePending, ReasonPending
+		as.detail = fmt.Sprintf("run %s started publishing it at %s and did not record the outcome", rec.RunID, rec.PublishedAt.UTC().Format("2006-01-02 15:04:05"))
+		return as, nil
+	}
+	if why := a.drifted(m, p, rec); why != "" {
+		as.state, as.reason, as.detail = StateDrift, ReasonDrift, why
+		return as, nil
+	}
 	fp, err := a.fingerprint(m, p)
 	if err != nil {
 		return assessment{}, err
 	}
-	as := assessment{record: rec, fingerprint: fp}
-	if rec.State == adapters.StateFailed {
-		as.state, as.reason, as.detail = StateFailed, ReasonFailed, firstLine(rec.Error)
-		return as, nil
-	}
+	as.fingerprint = fp
 	if rec.Fingerprint != fp {
 		as.state, as.reason = StateStale, ReasonStale
 		as.detail = fmt.Sprintf("the model changed (fingerprint %s, now %s)", rec.Fingerprint, fp)
+		return as, nil
+	}
+	if rec.State == adapters.StatePartial && !a.now.IsZero() {
+		as.state, as.reason = StatePartial, ReasonPartial
+		if complete := p.End.Add(m.Config.Delay); !a.now.Before(complete) {
+			as.detail = fmt.Sprintf("published at %s, before its window was complete (at %s)",
+				rec.StartedAt.UTC().Format("2006-01-02 15:04"), complete.UTC().Format("2006-01-02 15:04"))
+		} else {
+			as.detail = "its window is still open (allow_partial): refreshed on every run"
+		}
 		return as, nil
 	}
 	for _, up := range m.Upstream {
@@ -88,6 +131,25 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 	}
 	as.state = StateDone
 	return as, nil
+}
+
+// drifted says how partition p of m's table differs from its published
+// record rec, or returns "" when it does not (or nothing was checked).
+func (a *assessor) drifted(m *models.Model, p models.Partition, rec *adapters.Record) string {
+	tf := a.tables[m.Name]
+	if tf == nil || !rec.State.Published() {
+		return ""
+	}
+	if !tf.Exists {
+		return fmt.Sprintf("the table %s does not exist", tf.Relation)
+	}
+	if tf.Rows == nil {
+		return ""
+	}
+	if n := tf.Rows[p.Key]; n != rec.Rows {
+		return fmt.Sprintf("the table holds %d rows in this partition; the ledger recorded %d", n, rec.Rows)
+	}
+	return ""
 }
 
 func firstLine(s string) string {

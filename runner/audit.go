@@ -22,9 +22,12 @@ type AuditResult struct {
 
 // auditor runs a model's audits on a stage.
 type auditor struct {
-	a      adapters.Adapter
-	scope  *models.Scope
-	ledger *ledger // for row counts relative to the previous partition
+	a     adapters.Adapter
+	scope *models.Scope
+	// For row counts relative to the previous partition: what this run
+	// staged (previous), else the ledger.
+	ledger   *ledger
+	previous func(model, key string) (int64, bool)
 }
 
 // run runs every audit of the stage's model and returns the results.
@@ -124,16 +127,14 @@ func (au *auditor) rowCount(m *models.Model, audit models.Audit, parts []models.
 		if audit.Within == nil || m.Kind() != models.TimePartitioned {
 			continue
 		}
-		prev, prevKey, ok := int64(0), "", false
-		if i > 0 {
-			prev, prevKey, ok = v.rows[i-1], parts[i-1].Key, true
-		} else {
-			pp := m.Next(p, -1)
-			if r := au.ledger.record(m.Name, pp.Key); r != nil && r.State == adapters.StateDone {
-				prev, prevKey, ok = r.Rows, pp.Key, true
-			}
+		prev, prevKey, ok := au.previousRows(m, parts, i, v)
+		if !ok {
+			continue
 		}
-		if !ok || prev == 0 {
+		if prev == 0 {
+			if n > 0 {
+				bad = append(bad, fmt.Sprintf("%s has %d rows where %s had none (allowed %.0f%% off)", p.Key, n, prevKey, *audit.Within*100))
+			}
 			continue
 		}
 		if change := math.Abs(float64(n-prev)) / float64(prev); change > *audit.Within {
@@ -142,6 +143,30 @@ func (au *auditor) rowCount(m *models.Model, audit models.Audit, parts []models.
 		}
 	}
 	return strings.Join(bad, "; ")
+}
+
+// previousRows returns the row count of the partition before parts[i]:
+// from the same unit, else as this run staged it, else as the ledger
+// recorded its data (a failed partition's record keeps the rows still in
+// the table). ok is false when nothing is known of it (it was never built,
+// or it precedes the model's start).
+func (au *auditor) previousRows(m *models.Model, parts []models.Partition, i int, v *verification) (int64, string, bool) {
+	if i > 0 {
+		return v.rows[i-1], parts[i-1].Key, true
+	}
+	pp := m.Next(parts[i], -1)
+	if pp.Start.Before(m.Config.Start) {
+		return 0, "", false
+	}
+	if au.previous != nil {
+		if n, ok := au.previous(m.Name, pp.Key); ok {
+			return n, pp.Key, true
+		}
+	}
+	if r := au.ledger.record(m.Name, pp.Key); r != nil && (r.State.Published() || r.State == adapters.StateFailed && !r.PublishedAt.IsZero()) {
+		return r.Rows, pp.Key, true
+	}
+	return 0, "", false
 }
 
 func quoteAll(d models.Dialect, cols []string) string {

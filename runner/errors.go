@@ -24,14 +24,27 @@ type VerifyError struct {
 	Window  string // the window, as text
 	Column  string
 	Missing bool // the query's result has no partition column at all
+	// TypeMismatch is the partition column's type when it cannot hold the
+	// window's values (a timestamp for local-date windows).
+	TypeMismatch string
+	Hint         string // what to change, when refill can tell
 }
 
 func (e *VerifyError) Error() string {
-	if e.Missing {
-		return fmt.Sprintf("verification failed: the query returns no column %q (partition_by); nothing was swapped", e.Column)
+	var msg string
+	switch {
+	case e.Missing:
+		msg = fmt.Sprintf("verification failed: the query returns no column %q (partition_by)", e.Column)
+	case e.TypeMismatch != "":
+		msg = fmt.Sprintf("verification failed: partition column %s is a %s", e.Column, e.TypeMismatch)
+	default:
+		msg = fmt.Sprintf("verification failed: %d of %d rows have %s outside %s (e.g. %s)",
+			e.Outside, e.Total, e.Column, e.Window, e.Example)
 	}
-	return fmt.Sprintf("verification failed: %d of %d rows have %s outside %s (e.g. %s); nothing was swapped",
-		e.Outside, e.Total, e.Column, e.Window, e.Example)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg + "; nothing was swapped"
 }
 
 // AuditError reports blocking audits that failed on a staged partition.

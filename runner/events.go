@@ -10,6 +10,9 @@ const (
 	Succeeded Status = "succeeded"
 	Failed    Status = "failed"
 	Skipped   Status = "skipped" // not run: an upstream failed, or the run stopped
+	// Blocked: not run, because it reads upstream partitions that are
+	// missing or failed and that the run did not build (Plan.Blocked).
+	Blocked Status = "blocked"
 )
 
 // PartitionResult is what a run did with one partition.
@@ -30,10 +33,14 @@ type Summary struct {
 	Succeeded   int
 	Failed      int
 	Skipped     int
+	Blocked     int
 	Interrupted bool     // the run was stopped before it finished
 	Warnings    []string // audits of severity warn that failed
-	Started     time.Time
-	Finished    time.Time
+	// LostLease is set when the run stopped because it could not renew its
+	// leases before they expired.
+	LostLease error
+	Started   time.Time
+	Finished  time.Time
 }
 
 // EventKind tells events apart.
@@ -41,13 +48,14 @@ type EventKind int
 
 // Events a run reports to its Observer.
 const (
-	EventStart     EventKind = iota // Total partitions are about to run
-	EventUnit                       // a unit of Partitions of Model started
-	EventRetry                      // the unit failed with transient Err; retry Attempt after Delay
-	EventPartition                  // Result is final
-	EventWarning                    // Message: an audit of severity warn failed
-	EventWaiting                    // Message: a lease is held; waiting for it
-	EventAudit                      // Audit ran on a staged unit of Model's Partitions
+	EventStart        EventKind = iota // Total partitions are about to run
+	EventUnit                          // a unit of Partitions of Model started
+	EventRetry                         // the unit failed with transient Err; retry Attempt after Delay
+	EventPartition                     // Result is final
+	EventWarning                       // Message: an audit of severity warn failed
+	EventWaiting                       // Message: a lease is held; waiting for it
+	EventAudit                         // Audit ran on a staged unit of Model's Partitions
+	EventHousekeeping                  // Message: an abandoned run was recorded, old stages dropped
 )
 
 // Event is one thing that happened during a run.

@@ -50,19 +50,114 @@ func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []strin
 	return nil
 }
 
-// heartbeat renews runID's leases until ctx is done.
-func (r *Runner) heartbeat(ctx context.Context, runID string, ttl time.Duration, observe func(Event)) {
+// heartbeat renews runID's leases until ctx is done. A renewal that fails
+// is retried at the next tick; when the leases expire before one
+// succeeds, another run may take the tables, so lost is called and the
+// heartbeat stops.
+func (r *Runner) heartbeat(ctx context.Context, runID string, ttl time.Duration, observe func(Event), lost func(error)) {
 	t := time.NewTicker(ttl / 3)
 	defer t.Stop()
+	renewed := r.now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			now := r.now()
-			if err := r.Adapter.RenewLeases(ctx, runID, now, now.Add(ttl)); err != nil && ctx.Err() == nil {
-				observe(Event{Kind: EventWarning, Message: fmt.Sprintf("renewing leases: %v", err)})
+			err := r.Adapter.RenewLeases(ctx, runID, now, now.Add(ttl))
+			if ctx.Err() != nil {
+				return
 			}
+			if err == nil {
+				renewed = now
+				continue
+			}
+			if !now.Before(renewed.Add(ttl)) {
+				lost(fmt.Errorf("the run's leases expired at %s and could not be renewed (%v); it stopped writing",
+					renewed.Add(ttl).UTC().Format(time.RFC3339), err))
+				return
+			}
+			observe(Event{Kind: EventWarning, Message: fmt.Sprintf("renewing leases (they expire at %s): %v", renewed.Add(ttl).UTC().Format("15:04:05"), err)})
 		}
 	}
+}
+
+// housekeeping records runs that were killed (still "running", with
+// every lease expired) as abandoned, and drops the staging tables of runs
+// that hold no live lease. Errors are warnings: they do not stop the run.
+func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Event)) {
+	leases, err := r.Adapter.Leases(ctx)
+	if err != nil {
+		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("reading leases: %v", err)})
+		return
+	}
+	now := r.now()
+	live := map[string]bool{adapters.RunToken(runID): true}
+	lastBeat := map[string]time.Time{}
+	for _, l := range leases {
+		if l.ExpiresAt.After(now) {
+			live[adapters.RunToken(l.RunID)] = true
+		}
+		if l.HeartbeatAt.After(lastBeat[l.RunID]) {
+			lastBeat[l.RunID] = l.HeartbeatAt
+		}
+	}
+	if runs, err := r.Adapter.Runs(ctx, abandonedScan); err != nil {
+		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("reading runs: %v", err)})
+	} else {
+		for _, run := range runs {
+			if run.Status != adapters.RunRunning || run.ID == runID || live[adapters.RunToken(run.ID)] {
+				continue
+			}
+			// A run records itself before it stages anything, after taking
+			// its leases; with none live it is gone.
+			if now.Sub(run.StartedAt) < DefaultLeaseTTL {
+				continue
+			}
+			run.Status = adapters.RunAbandoned
+			run.FinishedAt = lastBeat[run.ID]
+			if run.FinishedAt.IsZero() {
+				run.FinishedAt = run.StartedAt
+			}
+			run.Error = "abandoned: the run stopped without recording its end (killed?); its leases expired"
+			if err := r.Adapter.SaveRun(ctx, run); err != nil {
+				observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording run %s as abandoned: %v", run.ID, err)})
+				continue
+			}
+			observe(Event{Kind: EventHousekeeping, Message: fmt.Sprintf("run %s (pid %d on %s) was abandoned; recorded it", run.ID, run.PID, run.Host)})
+		}
+	}
+	if err := r.Adapter.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
+		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})
+	}
+}
+
+// abandonedScan is how many recent runs housekeeping looks at.
+const abandonedScan = 100
+
+// RecentRuns returns the latest n runs, newest first. A run still marked
+// running whose leases have all expired is reported as abandoned (a later
+// run records it so).
+func (r *Runner) RecentRuns(ctx context.Context, n int) ([]*adapters.Run, error) {
+	runs, err := r.Adapter.Runs(ctx, n)
+	if err != nil || len(runs) == 0 {
+		return runs, err
+	}
+	leases, err := r.Adapter.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	live := map[string]bool{}
+	for _, l := range leases {
+		if l.ExpiresAt.After(now) {
+			live[l.RunID] = true
+		}
+	}
+	for _, run := range runs {
+		if run.Status == adapters.RunRunning && !live[run.ID] && now.Sub(run.StartedAt) >= DefaultLeaseTTL {
+			run.Status = adapters.RunAbandoned
+		}
+	}
+	return runs, nil
 }

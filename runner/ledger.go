@@ -18,8 +18,6 @@ type modelRecords struct {
 	// timed holds the records with a window, sorted by window start, for
 	// finding the upstream partitions a span overlaps.
 	timed []*adapters.Record
-	// maxPublished is the latest PublishedAt of any record.
-	maxPublished time.Time
 }
 
 func indexLedger(records []adapters.Record) *ledger {
@@ -35,9 +33,6 @@ func indexLedger(records []adapters.Record) *ledger {
 		if !r.WindowStart.IsZero() {
 			mr.timed = append(mr.timed, r)
 		}
-		if r.PublishedAt.After(mr.maxPublished) {
-			mr.maxPublished = r.PublishedAt
-		}
 	}
 	for _, mr := range l.byModel {
 		sort.Slice(mr.timed, func(i, j int) bool { return mr.timed[i].WindowStart.Before(mr.timed[j].WindowStart) })
@@ -52,8 +47,28 @@ func (l *ledger) record(model, key string) *adapters.Record {
 	return nil
 }
 
+// sorted returns the model's records in window order, then key order.
+func (mr *modelRecords) sorted() []*adapters.Record {
+	out := make([]*adapters.Record, 0, len(mr.byKey))
+	for _, r := range mr.byKey {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].WindowStart.Equal(out[j].WindowStart) {
+			return out[i].WindowStart.Before(out[j].WindowStart)
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// extentPad bounds how far a partition's extent (models.Model.Extent)
+// reaches beyond its window.
+const extentPad = 26 * time.Hour
+
 // lastPublished returns the latest publication among up's partitions that
-// span covers, and which partition it was.
+// span covers, and which partition it was. Pending records count: their
+// publication may have happened.
 func (l *ledger) lastPublished(up *models.Model, span models.Span) (time.Time, string) {
 	mr := l.byModel[up.Name]
 	if mr == nil {
@@ -69,11 +84,17 @@ func (l *ledger) lastPublished(up *models.Model, span models.Span) (time.Time, s
 		}
 		return latest, key
 	}
-	// The first record that may overlap ends after span.Start; windows of
-	// one model do not overlap, so starts and ends sort together.
-	i := sort.Search(len(mr.timed), func(i int) bool { return mr.timed[i].WindowEnd.After(span.Start) })
-	for ; i < len(mr.timed) && mr.timed[i].WindowStart.Before(span.End); i++ {
-		if r := mr.timed[i]; r.PublishedAt.After(latest) {
+	// Records whose extents may overlap the span start no earlier than a
+	// pad before it; windows of one model do not overlap, so starts and
+	// ends sort together.
+	from := span.Start.Add(-extentPad)
+	i := sort.Search(len(mr.timed), func(i int) bool { return mr.timed[i].WindowEnd.After(from) })
+	for ; i < len(mr.timed) && mr.timed[i].WindowStart.Before(span.End.Add(extentPad)); i++ {
+		r := mr.timed[i]
+		if !r.PublishedAt.After(latest) {
+			continue
+		}
+		if span.Overlaps(up, models.Partition{Start: r.WindowStart, End: r.WindowEnd}) {
 			latest, key = r.PublishedAt, r.Partition
 		}
 	}

@@ -14,8 +14,12 @@ type Step struct {
 	Model     *models.Model
 	Partition models.Partition
 	Reason    Reason
-	Detail    string           // a sentence on the reason, for people
-	Record    *adapters.Record // the ledger's record; nil when missing
+	Detail    string // a sentence on the reason, for people
+	// Cause is the reason's explanation shared by many steps, for grouping
+	// them ("reads staging.orders, which was never built"); "" when the
+	// detail is its own.
+	Cause  string
+	Record *adapters.Record // the ledger's record; nil when missing
 }
 
 // Plan is what a run would do: the selected models and, in an order that
@@ -24,159 +28,396 @@ type Plan struct {
 	Selection Selection
 	Models    []*models.Model // selected, in graph order
 	Steps     []Step
-	Notes     []string // what the plan left out, and why
+	// Blocked are partitions that need to run but read upstream partitions
+	// that are missing, failed or blocked themselves, and that this plan
+	// does not build: running them would compute from data that is not
+	// there. Their Reason is ReasonBlocked and Detail names the upstream
+	// partition. Selection.AllowMissingUpstream runs them instead.
+	Blocked []Step
+	Notes   []string // what the plan left out, and why
 
 	ledger *ledger // the records the plan was made from, for Run's audits
 }
 
-// NewPlan computes the plan for sel from the project's models and the
-// ledger's records. It does no I/O. Lookback partitions of models with a
-// watermark query rerun unconditionally, as no watermark is known.
-func NewPlan(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection) (*Plan, error) {
-	return NewPlanWatermarks(p, scope, records, sel, nil)
+// Facts are what the warehouse said when a plan was made: the ledger, the
+// watermarks of lookback partitions, and what the target tables hold.
+type Facts struct {
+	Records []adapters.Record
+	// Watermarks are the current values of the selected models' watermark
+	// queries for their lookback partitions. Without them, lookback
+	// partitions of models with a watermark rerun unconditionally.
+	Watermarks Watermarks
+	// Tables says, by model name, what the warehouse holds of the model's
+	// table; models without an entry were not checked.
+	Tables map[string]*TableFacts
 }
 
-// NewPlanWatermarks is NewPlan with the current watermarks of the lookback
-// partitions (see Runner.Plan): a lookback partition of a model with a
-// watermark query reruns only when its watermark differs from the one the
-// ledger recorded when it was last published.
-func NewPlanWatermarks(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection, wm Watermarks) (*Plan, error) {
+// TableFacts is what the warehouse holds of one model's table.
+type TableFacts struct {
+	Relation models.Relation
+	Exists   bool
+	// Rows, when not nil, are the table's rows per partition key: counted
+	// because the table's total differed from the ledger's. A key without
+	// an entry holds no rows.
+	Rows map[string]int64
+}
+
+// NewPlan computes the plan for sel from the project's models and the
+// ledger's records. It does no I/O. Lookback partitions of models with a
+// watermark query rerun unconditionally, as no watermark is known, and
+// the tables are taken to hold what the ledger says.
+func NewPlan(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection) (*Plan, error) {
+	return NewPlanFacts(p, scope, Facts{Records: records}, sel)
+}
+
+// NewPlanFacts computes the plan for sel from the project's models and the
+// facts the warehouse gave (see Runner.Plan). It does no I/O.
+func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selection) (*Plan, error) {
 	if err := sel.validate(); err != nil {
 		return nil, err
 	}
-	selected, err := p.Select(sel.Select, sel.Exclude)
+	chosen, err := p.SelectDetail(sel.Select, sel.Exclude)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	if len(selected) == 0 {
+	if len(chosen.Models) == 0 {
 		return nil, usageErrorf("the selection matches no model")
 	}
-	a := &assessor{scope: scope, ledger: indexLedger(records)}
-	plan := &Plan{Selection: sel, Models: selected, ledger: a.ledger}
-	isSelected := map[*models.Model]bool{}
-	for _, m := range selected {
-		isSelected[m] = true
+	pl := &planner{
+		project: p, sel: sel, facts: facts, chosen: chosen,
+		a:        &assessor{scope: scope, ledger: indexLedger(facts.Records), tables: facts.Tables, now: sel.Now},
+		selected: map[*models.Model]bool{},
+		steps:    map[*models.Model][]Step{},
+		planned:  map[*models.Model]map[string]*Step{},
 	}
-	planned := map[*models.Model][]Step{}
-	matchedPartitions := len(sel.Partitions) == 0
-	for _, m := range selected {
-		parts, notes, err := sel.rangeFor(m)
-		if err != nil {
-			return nil, err
-		}
-		if len(parts) > 0 {
-			matchedPartitions = true
-		}
-		plan.Notes = append(plan.Notes, notes...)
-		lookback := lookbackKeys(m, sel)
-		steps := make([]Step, 0, len(parts))
-		for _, part := range parts {
-			as, err := a.assess(m, part)
-			if err != nil {
-				return nil, err
-			}
-			reason, detail := decide(sel, as)
-			if reason == "" && lookback[part.Key] && as.state == StateDone {
-				reason, detail = lookbackReason(m, part, as.record, wm)
-			}
-			if reason == "" {
-				continue
-			}
-			steps = append(steps, Step{Model: m, Partition: part, Reason: reason, Detail: detail, Record: as.record})
-		}
-		planned[m] = steps
-		if sel.Mode == ModeMissing || sel.Mode == ModeFailed {
-			continue
-		}
-		// Rewriting an upstream partition makes the partitions built from
-		// it stale: plan them too, so related tables agree afterwards.
-		var keys map[string]bool // planned keys of m, built when first needed
-		added := false
-		for _, up := range m.Upstream {
-			if !isSelected[up] || len(planned[up]) == 0 {
-				continue
-			}
-			for _, part := range dependentPartitions(m, up, planned[up], a.ledger) {
-				if keys == nil {
-					keys = make(map[string]bool, len(planned[m]))
-					for _, st := range planned[m] {
-						keys[st.Partition.Key] = true
-					}
-				}
-				if keys[part.Key] {
-					continue
-				}
-				as, err := a.assess(m, part)
-				if err != nil {
-					return nil, err
-				}
-				if resumedDone(sel, as) {
-					continue
-				}
-				keys[part.Key] = true
-				added = true
-				planned[m] = append(planned[m], Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record,
-					Detail: fmt.Sprintf("reads %s, which this run rewrites", up.Name)})
-			}
-		}
-		if added {
-			sortSteps(planned[m])
-		}
+	for _, m := range chosen.Models {
+		pl.selected[m] = true
 	}
-	if !matchedPartitions {
+	plan := &Plan{Selection: sel, Models: chosen.Models, ledger: pl.a.ledger}
+	if err := pl.candidates(); err != nil {
+		return nil, err
+	}
+	if len(sel.Partitions) > 0 && !pl.matched {
 		return nil, usageErrorf("--partitions %v matches no partition of the selected models", sel.Partitions)
 	}
-	total := 0
-	for _, steps := range planned {
-		total += len(steps)
+	for _, m := range chosen.Models {
+		if err := pl.decide(m); err != nil {
+			return nil, err
+		}
+		if err := pl.propagate(m); err != nil {
+			return nil, err
+		}
+		pl.block(m)
 	}
-	plan.Steps = make([]Step, 0, total)
-	for _, m := range selected {
-		plan.Steps = append(plan.Steps, planned[m]...)
-		plan.Notes = append(plan.Notes, missingUpstream(m, planned[m], isSelected, a.ledger)...)
+	for _, m := range chosen.Models {
+		for _, st := range pl.steps[m] {
+			if st.Reason == ReasonBlocked {
+				plan.Blocked = append(plan.Blocked, st)
+			} else {
+				plan.Steps = append(plan.Steps, st)
+			}
+		}
 	}
+	plan.Notes = append(pl.notes, pl.waitingNotes()...)
 	return plan, nil
 }
 
-// missingUpstream notes upstream models outside the selection that have
-// never built partitions m's planned steps read: m would compute from
-// nothing there.
-func missingUpstream(m *models.Model, steps []Step, isSelected map[*models.Model]bool, l *ledger) []string {
-	var notes []string
-	for _, up := range m.Upstream {
-		if isSelected[up] || len(steps) == 0 {
-			continue
-		}
-		missing := map[string]bool{}
-		for _, st := range steps {
-			span := models.DependencySpan(m, st.Partition, up)
-			var parts []models.Partition
-			switch {
-			case up.Kind() != models.TimePartitioned:
-				parts = up.Partitions(time.Time{}, time.Time{})
-			case span.All:
-				// Every partition the upstream ever had: judged by the ledger alone.
-				if l.byModel[up.Name] == nil {
-					missing["(all)"] = true
-				}
-			default:
-				parts = up.Partitions(span.Start, span.End.Add(-time.Nanosecond))
+// planner holds the state of one NewPlanFacts.
+type planner struct {
+	project  *models.Project
+	sel      Selection
+	facts    Facts
+	chosen   *models.Selected
+	a        *assessor
+	selected map[*models.Model]bool
+	// cands are each selected model's candidate partitions: those in range
+	// and, for models chosen by a leading +, those the candidates of the
+	// selected models reading them read.
+	cands   map[*models.Model][]models.Partition
+	matched bool // some candidate matched --partitions
+	steps   map[*models.Model][]Step
+	planned map[*models.Model]map[string]*Step // by partition key
+	notes   []string
+	// waiting counts, per model, the partitions left out because they read
+	// upstream partitions that are not complete yet.
+	waiting map[*models.Model]*waitNote
+}
+
+type waitNote struct {
+	n        int
+	up       *models.Model
+	upKey    string
+	complete time.Time
+}
+
+// candidates computes every selected model's candidate partitions: the
+// range of each, and for models chosen only to feed others (+model), the
+// partitions the models reading them read, transitively. Models are
+// visited downstream first, so a model's readers are done before it.
+func (pl *planner) candidates() error {
+	pl.cands = map[*models.Model][]models.Partition{}
+	order := pl.chosen.Models
+	for i := len(order) - 1; i >= 0; i-- {
+		m := order[i]
+		byKey := map[string]models.Partition{}
+		if pl.chosen.Direct[m] {
+			parts, notes, err := pl.sel.rangeFor(m)
+			if err != nil {
+				return err
 			}
+			pl.notes = append(pl.notes, notes...)
 			for _, p := range parts {
-				if l.record(up.Name, p.Key) == nil {
-					missing[p.Key] = true
-				}
-			}
-			if len(missing) > 1000 {
-				break
+				byKey[p.Key] = p
 			}
 		}
-		if len(missing) > 0 {
-			notes = append(notes, fmt.Sprintf("%s reads %s, which has %d unbuilt partition(s) in the windows this plan reads; select +%s to build them first",
-				m.Name, up.Name, len(missing), m.Name))
+		if pl.chosen.Upstream[m] {
+			last, complete := m.LastComplete(pl.sel.Now)
+			for _, down := range pl.project.Graph.Downstream(m) {
+				if !pl.selected[down] || down == m {
+					continue
+				}
+				for _, p := range pl.cands[down] {
+					if m.Kind() == models.TimePartitioned && !complete {
+						break
+					}
+					for _, q := range models.ReadPartitions(down, p, m, last) {
+						if m.Kind() != models.TimePartitioned || !q.Start.After(last) {
+							byKey[q.Key] = q
+						}
+					}
+				}
+			}
+		}
+		parts := make([]models.Partition, 0, len(byKey))
+		for _, p := range byKey {
+			parts = append(parts, p)
+		}
+		sortPartitions(m, parts)
+		if len(parts) > 0 {
+			pl.matched = true
+		}
+		pl.cands[m] = parts
+	}
+	return nil
+}
+
+// decide assesses m's candidates and keeps those that need to run.
+func (pl *planner) decide(m *models.Model) error {
+	lookback := lookbackKeys(m, pl.sel)
+	for _, part := range pl.cands[m] {
+		as, err := pl.a.assess(m, part)
+		if err != nil {
+			return err
+		}
+		reason, detail := decide(pl.sel, as)
+		if reason == "" && lookback[part.Key] && as.state == StateDone && !resumedDone(pl.sel, as) && pl.sel.Mode == ModeDefault {
+			reason, detail = lookbackReason(m, part, as.record, pl.facts.Watermarks)
+		}
+		if reason != "" {
+			pl.add(Step{Model: m, Partition: part, Reason: reason, Detail: detail, Record: as.record})
 		}
 	}
-	return notes
+	return nil
+}
+
+func (pl *planner) add(st Step) {
+	m := st.Model
+	pl.steps[m] = append(pl.steps[m], st)
+	if pl.planned[m] == nil {
+		pl.planned[m] = map[string]*Step{}
+	}
+}
+
+// index rebuilds m's key index after its steps changed.
+func (pl *planner) index(m *models.Model) {
+	sortSteps(pl.steps[m])
+	idx := make(map[string]*Step, len(pl.steps[m]))
+	for i := range pl.steps[m] {
+		idx[pl.steps[m][i].Partition.Key] = &pl.steps[m][i]
+	}
+	pl.planned[m] = idx
+}
+
+// propagate plans the built partitions of m that read upstream partitions
+// this run rewrites, so related tables agree afterwards. A resumed run
+// counts what its earlier attempts rewrote as rewritten too. Modes missing
+// and failed take only what they say.
+func (pl *planner) propagate(m *models.Model) error {
+	defer pl.index(m)
+	if pl.sel.Mode == ModeMissing || pl.sel.Mode == ModeFailed {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, st := range pl.steps[m] {
+		have[st.Partition.Key] = true
+	}
+	for _, up := range m.Upstream {
+		if !pl.selected[up] {
+			continue
+		}
+		var rewritten []models.Partition
+		for _, st := range pl.steps[up] {
+			if st.Reason != ReasonBlocked {
+				rewritten = append(rewritten, st.Partition)
+			}
+		}
+		rewritten = append(rewritten, pl.resumedRewrites(up)...)
+		for _, part := range dependentPartitions(m, up, rewritten, pl.a.ledger) {
+			if have[part.Key] {
+				continue
+			}
+			as, err := pl.a.assess(m, part)
+			if err != nil {
+				return err
+			}
+			if resumedDone(pl.sel, as) {
+				continue
+			}
+			have[part.Key] = true
+			why := fmt.Sprintf("reads %s, which this run rewrites", up.Name)
+			pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why})
+		}
+	}
+	return nil
+}
+
+// resumedRewrites returns the partitions of up that the run being resumed
+// (or the runs it resumed) published: the resumed run rewrote them, so
+// what reads them is planned as the original run planned it.
+func (pl *planner) resumedRewrites(up *models.Model) []models.Partition {
+	if pl.sel.Since.IsZero() {
+		return nil
+	}
+	mr := pl.a.ledger.byModel[up.Name]
+	if mr == nil {
+		return nil
+	}
+	inCands := map[string]bool{}
+	for _, p := range pl.cands[up] {
+		inCands[p.Key] = true
+	}
+	var out []models.Partition
+	for key, r := range mr.byKey {
+		if !inCands[key] || !r.State.Published() || r.FinishedAt.Before(pl.sel.Since) {
+			continue
+		}
+		if p, err := up.Partition(key); err == nil {
+			out = append(out, p)
+		}
+	}
+	sortPartitions(up, out)
+	return out
+}
+
+// block marks m's steps that read upstream partitions which are neither
+// built nor planned (missing, failed, half-published, or blocked in this
+// plan) as blocked, and drops those that read upstream partitions not
+// complete yet, noting them.
+func (pl *planner) block(m *models.Model) {
+	steps := pl.steps[m]
+	kept := steps[:0]
+	for _, st := range steps {
+		why, cause, wait := pl.unreadable(m, st.Partition)
+		switch {
+		case wait != nil && !pl.sel.AllowMissingUpstream:
+			pl.noteWaiting(m, wait)
+			continue
+		case why != "" && !pl.sel.AllowMissingUpstream:
+			st.Reason, st.Detail, st.Cause = ReasonBlocked, why, cause
+		case why != "":
+			st.Detail = joinDetail(st.Detail, why+" (run anyway: --allow-missing-upstream)")
+		case wait != nil:
+			st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, which is not complete yet (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
+		}
+		kept = append(kept, st)
+	}
+	pl.steps[m] = kept
+	pl.index(m)
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// unreadable checks the upstream partitions that partition p of m reads.
+// It returns why p cannot run (a missing, failed, half-published or
+// blocked upstream partition) and the same without the partition, or the
+// upstream partition it waits for.
+func (pl *planner) unreadable(m *models.Model, p models.Partition) (why, cause string, wait *waitNote) {
+	for _, up := range m.Upstream {
+		last, complete := up.LastComplete(pl.sel.Now)
+		limit := last
+		if up.Kind() == models.TimePartitioned && !complete {
+			limit = up.Config.Start.Add(-time.Nanosecond)
+		}
+		span := models.DependencySpan(m, p, up)
+		var reads []models.Partition
+		if span.All && up.Kind() == models.TimePartitioned {
+			if complete {
+				reads = up.Partitions(up.Config.Start, last)
+			}
+		} else {
+			reads = models.ReadPartitions(m, p, up, time.Time{})
+		}
+		for _, q := range reads {
+			if st := pl.planned[up][q.Key]; st != nil && pl.selected[up] {
+				if st.Reason == ReasonBlocked {
+					return fmt.Sprintf("reads %s %s, which is blocked", up.Name, q.Key), fmt.Sprintf("reads blocked partitions of %s", up.Name), nil
+				}
+				continue
+			}
+			rec := pl.a.ledger.record(up.Name, q.Key)
+			switch {
+			case rec != nil && rec.State.Published():
+				if drift := pl.a.drifted(up, q, rec); drift != "" {
+					return fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
+						fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), nil
+				}
+			case rec != nil && rec.State == adapters.StateFailed:
+				return fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
+					fmt.Sprintf("reads failed partitions of %s", up.Name), nil
+			case rec != nil && rec.State == adapters.StatePending:
+				return fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
+					fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), nil
+			case up.Kind() == models.TimePartitioned && q.Start.After(limit):
+				return "", "", &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
+			default:
+				how := "select +" + m.Name + " to build it"
+				if pl.selected[up] {
+					how = "it is outside this run's range or mode"
+				}
+				return fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
+					fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, how), nil
+			}
+		}
+	}
+	return "", "", nil
+}
+
+func (pl *planner) noteWaiting(m *models.Model, w *waitNote) {
+	if pl.waiting == nil {
+		pl.waiting = map[*models.Model]*waitNote{}
+	}
+	n := pl.waiting[m]
+	if n == nil {
+		n = w
+		pl.waiting[m] = n
+	}
+	n.n++
+}
+
+func (pl *planner) waitingNotes() []string {
+	var out []string
+	for _, m := range pl.chosen.Models {
+		if w := pl.waiting[m]; w != nil {
+			out = append(out, fmt.Sprintf("%s: left out %d partition(s) that read %s partitions not complete yet (%s %s is complete at %s); --allow-missing-upstream runs them",
+				m.Name, w.n, w.up.Name, w.up.Name, w.upKey, w.complete.UTC().Format("2006-01-02 15:04 UTC")))
+		}
+	}
+	return out
 }
 
 // decide applies the selection's mode to an assessment.
@@ -196,16 +437,15 @@ func decide(sel Selection, as assessment) (Reason, string) {
 		}
 		return "", ""
 	case ModeFailed:
-		if as.state == StateFailed {
-			return ReasonFailed, as.detail
+		if as.state == StateFailed || as.state == StatePending {
+			return as.reason, as.detail
 		}
 		return "", ""
 	}
-	switch as.state {
-	case StateMissing, StateFailed, StateStale:
-		return as.reason, as.detail
+	if as.state == StateDone {
+		return "", ""
 	}
-	return "", ""
+	return as.reason, as.detail
 }
 
 // resumedDone reports whether a resumed run already did this partition.
@@ -241,10 +481,10 @@ func lookbackKeys(m *models.Model, sel Selection) map[string]bool {
 }
 
 // dependentPartitions returns the partitions of m, among those the ledger
-// has a record of, that read any of up's planned steps.
-func dependentPartitions(m, up *models.Model, upSteps []Step, l *ledger) []models.Partition {
+// has a record of, that read any of up's partitions parts.
+func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledger) []models.Partition {
 	mr := l.byModel[m.Name]
-	if mr == nil {
+	if mr == nil || len(parts) == 0 {
 		return nil
 	}
 	var out []models.Partition
@@ -258,19 +498,11 @@ func dependentPartitions(m, up *models.Model, upSteps []Step, l *ledger) []model
 			out = append(out, p)
 		}
 	}
-	for _, st := range upSteps {
-		from, to, all := models.Dependents(m, up, st.Partition)
+	for _, u := range parts {
+		from, to, all := models.Dependents(m, up, u)
 		if all {
-			if m.Kind() == models.TimePartitioned {
-				for _, r := range mr.timed {
-					add(r.Partition)
-				}
-			} else {
-				for _, p := range m.Partitions(time.Time{}, time.Time{}) {
-					if mr.byKey[p.Key] != nil {
-						add(p.Key)
-					}
-				}
+			for _, r := range mr.sorted() {
+				add(r.Partition)
 			}
 			break
 		}
@@ -279,24 +511,48 @@ func dependentPartitions(m, up *models.Model, upSteps []Step, l *ledger) []model
 			add(mr.timed[i].Partition)
 		}
 	}
+	sortPartitions(m, out)
 	return out
 }
 
-func sortSteps(steps []Step) {
-	sort.SliceStable(steps, func(i, j int) bool {
-		a, b := steps[i].Partition, steps[j].Partition
-		if !a.Start.Equal(b.Start) {
-			return a.Start.Before(b.Start)
+// sortPartitions orders time partitions by start and list partitions as
+// the model lists its values.
+func sortPartitions(m *models.Model, parts []models.Partition) {
+	if m.Kind() == models.ListPartitioned {
+		pos := map[string]int{}
+		for i, v := range m.Config.Values {
+			pos[fmt.Sprint(v)] = i
 		}
-		return false
-	})
+		sort.SliceStable(parts, func(i, j int) bool { return pos[parts[i].Key] < pos[parts[j].Key] })
+		return
+	}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].Start.Before(parts[j].Start) })
 }
 
-// Counts returns how many steps each reason has.
+func sortSteps(steps []Step) {
+	if len(steps) == 0 {
+		return
+	}
+	m := steps[0].Model
+	if m.Kind() == models.ListPartitioned {
+		pos := map[string]int{}
+		for i, v := range m.Config.Values {
+			pos[fmt.Sprint(v)] = i
+		}
+		sort.SliceStable(steps, func(i, j int) bool { return pos[steps[i].Partition.Key] < pos[steps[j].Partition.Key] })
+		return
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Partition.Start.Before(steps[j].Partition.Start) })
+}
+
+// Counts returns how many steps each reason has, blocked ones included.
 func (p *Plan) Counts() map[Reason]int {
 	out := map[Reason]int{}
 	for _, s := range p.Steps {
 		out[s.Reason]++
+	}
+	if len(p.Blocked) > 0 {
+		out[ReasonBlocked] = len(p.Blocked)
 	}
 	return out
 }

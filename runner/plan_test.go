@@ -62,7 +62,7 @@ func TestPlanReasons(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]runner.Reason{}
-		for _, s := range pl.Steps {
+		for _, s := range append(pl.Steps, pl.Blocked...) {
 			out[s.Model.Name+" "+s.Partition.Key] = s.Reason
 		}
 		return out
@@ -86,8 +86,10 @@ func TestPlanReasons(t *testing.T) {
 	check("range", plan(runner.Selection{Select: []string{"src"}, From: "2024-01-01", To: "2024-01-07"}), map[string]runner.Reason{
 		"src 2024-01-02": "failed", "src 2024-01-03": "stale", "src 2024-01-05": "missing",
 	})
+	// down's 2nd reads src's failed 2nd, which --mode missing does not
+	// rerun: it is blocked.
 	check("missing", plan(runner.Selection{Mode: runner.ModeMissing, From: "2024-01-01"}), map[string]runner.Reason{
-		"src 2024-01-05": "missing", "down 2024-01-02": "missing", "down 2024-01-03": "missing", "down 2024-01-05": "missing",
+		"src 2024-01-05": "missing", "down 2024-01-02": "blocked", "down 2024-01-03": "missing", "down 2024-01-05": "missing",
 	})
 	check("failed", plan(runner.Selection{Mode: runner.ModeFailed, From: "2024-01-01"}), map[string]runner.Reason{"src 2024-01-02": "failed"})
 	forced := plan(runner.Selection{Select: []string{"src"}, Mode: runner.ModeAll, Partitions: []string{"2024-01-01", "2024-01-05"}})

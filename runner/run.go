@@ -50,7 +50,8 @@ var ErrTogetherUnsupported = errors.New("--publish together is not supported")
 
 // Run executes plan. Partition failures are reported in the Summary, not
 // as an error; the error is for a run that could not start or finish (a
-// held lease, an unreachable ledger).
+// held lease, an unreachable ledger). Blocked steps (Plan.Blocked) are not
+// run; the summary reports them.
 func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary, error) {
 	info := r.Adapter.Info()
 	if opts.Together && !info.MultiTable {
@@ -68,11 +69,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if opts.Observe == nil {
 		opts.Observe = func(Event) {}
 	}
-	e := &execution{r: r, plan: plan, opts: opts, observe: opts.Observe}
+	e := &execution{r: r, plan: plan, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
 	e.summary = &Summary{RunID: opts.RunID, Started: r.now()}
 	if len(plan.Steps) == 0 {
-		e.summary.Finished = e.summary.Started
-		return e.summary, nil
+		return e.finish(), nil
 	}
 	if err := r.Adapter.SetupLedger(ctx); err != nil {
 		return nil, fmt.Errorf("setting up the ledger: %w", err)
@@ -83,8 +83,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if e.ledger == nil {
 		e.ledger = indexLedger(nil)
 	}
+	sel := plan.Selection
+	sel.Shape = shapeOf(opts)
 	host, _ := os.Hostname()
-	run := &adapters.Run{ID: opts.RunID, Target: r.Target, Status: adapters.RunRunning, Selection: plan.Selection.JSON(),
+	run := &adapters.Run{ID: opts.RunID, Target: r.Target, Status: adapters.RunRunning, Selection: sel.JSON(),
 		Host: host, PID: os.Getpid(), StartedAt: e.summary.Started}
 	tables := e.tables()
 	if err := r.acquireLeases(ctx, opts.RunID, tables, opts.LeaseTTL, opts.Wait, opts.Observe); err != nil {
@@ -94,32 +96,41 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if err := r.Adapter.SaveRun(ctx, run); err != nil {
 		return nil, fmt.Errorf("recording the run: %w", err)
 	}
-	for _, t := range e.targets() {
-		if err := r.Adapter.CleanStages(ctx, t); err != nil {
-			opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("cleaning old staging tables of %s: %v", t, err)})
-		}
-	}
-	hbCtx, stopHeartbeat := context.WithCancel(ctx)
-	go r.heartbeat(hbCtx, opts.RunID, opts.LeaseTTL, opts.Observe)
+	r.housekeeping(ctx, opts.RunID, opts.Observe)
+	// A run that loses its leases (heartbeats failing past their expiry)
+	// must stop writing: another run may take its tables.
+	runCtx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	hbCtx, stopHeartbeat := context.WithCancel(runCtx)
+	go r.heartbeat(hbCtx, opts.RunID, opts.LeaseTTL, opts.Observe, func(err error) {
+		e.stop("not run: the run lost its leases")
+		abort(err)
+	})
 	defer stopHeartbeat()
 
 	e.nodes, e.units = schedule(plan, e.batchSize)
 	opts.Observe(Event{Kind: EventStart, Total: len(e.nodes)})
 	if opts.Together {
-		e.together(ctx)
+		e.together(runCtx)
 	} else {
-		e.loop(ctx)
+		e.loop(runCtx)
 	}
 	s := e.finish()
+	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
+		e.summary.LostLease = cause
+	}
 
-	run.FinishedAt, run.Succeeded, run.Failed, run.Skipped = s.Finished, s.Succeeded, s.Failed, s.Skipped
+	run.FinishedAt, run.Succeeded, run.Failed, run.Skipped = s.Finished, s.Succeeded, s.Failed, s.Skipped+s.Blocked
 	switch {
 	case s.Interrupted:
 		run.Status = adapters.RunInterrupted
-	case s.Failed > 0 || s.Skipped > 0:
+	case s.Failed > 0 || s.Skipped > 0 || s.LostLease != nil:
 		run.Status = adapters.RunFailed
 	default:
 		run.Status = adapters.RunSucceeded
+	}
+	if s.LostLease != nil {
+		run.Error = s.LostLease.Error()
 	}
 	if err := r.Adapter.SaveRun(context.WithoutCancel(ctx), run); err != nil {
 		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording the run's end: %v", err)})
@@ -147,6 +158,9 @@ type execution struct {
 	staged   []*stagedUnit
 	overlays []models.Relation
 	refs     map[string]models.SQL
+	// counts are the rows this run staged per model and partition, for
+	// audits that compare a partition with the previous one.
+	counts map[string]map[string]int64
 }
 
 func (e *execution) tables() []string {
@@ -389,6 +403,11 @@ func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time
 		// The table still holds the last published data.
 		rec.Rows, rec.PublishedAt, rec.Watermark = prev.Rows, prev.PublishedAt, prev.Watermark
 	}
+	if errors.Is(err, adapters.ErrMaybePublished) {
+		// Some of the new rows may be visible: what read the old ones is
+		// stale from now on.
+		rec.PublishedAt = now
+	}
 	return rec
 }
 
@@ -421,6 +440,11 @@ func (e *execution) finish() *Summary {
 		default:
 			s.Skipped++
 		}
+	}
+	for _, st := range e.plan.Blocked {
+		s.Partitions = append(s.Partitions, PartitionResult{Model: st.Model.Name, Partition: st.Partition.Key,
+			Status: Blocked, Err: errors.New(st.Detail)})
+		s.Blocked++
 	}
 	s.Finished = e.r.now()
 	return s

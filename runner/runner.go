@@ -39,19 +39,31 @@ func (r *Runner) Records(ctx context.Context) ([]adapters.Record, error) {
 }
 
 // Plan reads the ledger, evaluates the watermarks a scheduled run checks,
-// and plans sel.
+// compares the selected tables with the ledger (see Facts), and plans sel.
 func (r *Runner) Plan(ctx context.Context, sel Selection) (*Plan, error) {
+	facts, err := r.Facts(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlanFacts(r.Project, r.Scope, *facts, sel)
+}
+
+// Facts reads what planning sel needs from the warehouse.
+func (r *Runner) Facts(ctx context.Context, sel Selection) (*Facts, error) {
 	records, err := r.Records(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var wm Watermarks
+	facts := &Facts{Records: records}
 	if sel.Scheduled() {
-		if wm, err = r.watermarks(ctx, sel); err != nil {
+		if facts.Watermarks, err = r.watermarks(ctx, sel); err != nil {
 			return nil, err
 		}
 	}
-	return NewPlanWatermarks(r.Project, r.Scope, records, sel, wm)
+	if facts.Tables, err = r.tableFacts(ctx, sel, records); err != nil {
+		return nil, err
+	}
+	return facts, nil
 }
 
 // NewRunID returns a sortable, unique run id such as

@@ -8,9 +8,12 @@ import (
 
 // node is one planned partition in the run's DAG.
 type node struct {
-	step    *Step
-	index   int // position in the plan
-	deps    []*node
+	step  *Step
+	index int // position in the plan
+	deps  []*node
+	// after are nodes that must finish first, whatever their outcome: the
+	// previous partition of a model whose audits compare with it.
+	after   []*node
 	unit    *unit
 	waiters []*unit // units that wait for this node
 	result  PartitionResult
@@ -38,7 +41,7 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 		byModel[n.step.Model] = append(byModel[n.step.Model], n)
 	}
 	// Dependencies: a partition waits for the planned upstream partitions
-	// its window reads (models.DependencySpan).
+	// it reads (models.DependencySpan).
 	for _, n := range nodes {
 		m := n.step.Model
 		for _, up := range m.Upstream {
@@ -51,9 +54,20 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 				n.deps = append(n.deps, upNodes...)
 				continue
 			}
-			i := sort.Search(len(upNodes), func(i int) bool { return upNodes[i].step.Partition.End.After(span.Start) })
-			for ; i < len(upNodes) && upNodes[i].step.Partition.Start.Before(span.End); i++ {
-				n.deps = append(n.deps, upNodes[i])
+			// Extents reach at most extentPad beyond windows.
+			from := span.Start.Add(-extentPad)
+			i := sort.Search(len(upNodes), func(i int) bool { return upNodes[i].step.Partition.End.After(from) })
+			for ; i < len(upNodes) && upNodes[i].step.Partition.Start.Before(span.End.Add(extentPad)); i++ {
+				if span.Overlaps(up, upNodes[i].step.Partition) {
+					n.deps = append(n.deps, upNodes[i])
+				}
+			}
+		}
+		if comparesWithPrevious(m) {
+			ns := byModel[m]
+			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].step.Partition.Start.Before(n.step.Partition.Start) }); i > 0 &&
+				ns[i-1].step.Partition.End.Equal(n.step.Partition.Start) {
+				n.after = append(n.after, ns[i-1])
 			}
 		}
 	}
@@ -74,7 +88,7 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 	for _, u := range units {
 		seen := map[*node]bool{}
 		for _, n := range u.nodes {
-			for _, d := range n.deps {
+			for _, d := range append(n.deps[:len(n.deps):len(n.deps)], n.after...) {
 				if d.unit != u && !seen[d] {
 					seen[d] = true
 					d.waiters = append(d.waiters, u)
@@ -84,6 +98,21 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 		}
 	}
 	return nodes, units
+}
+
+// comparesWithPrevious reports whether m has an audit that compares each
+// partition's rows with the previous partition's: its partitions are then
+// staged in order, so the previous count is this run's.
+func comparesWithPrevious(m *models.Model) bool {
+	if m.Kind() != models.TimePartitioned {
+		return false
+	}
+	for _, a := range m.Config.Audits {
+		if a.Kind == models.AuditRowCount && a.Within != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // adjacent reports whether b's window starts where a's ends.

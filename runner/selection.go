@@ -51,6 +51,35 @@ type Selection struct {
 	Since time.Time `json:"since,omitzero"`
 	// ResumeOf is the run this selection resumes.
 	ResumeOf string `json:"resume_of,omitempty"`
+	// AllowMissingUpstream runs partitions that read upstream partitions
+	// which are missing, failed or not complete yet, instead of blocking
+	// them.
+	AllowMissingUpstream bool `json:"allow_missing_upstream,omitempty"`
+	// Shape is how the run that used this selection ran its work; Run
+	// records it, so that --resume repeats it.
+	Shape *Shape `json:"shape,omitempty"`
+}
+
+// Shape is the part of RunOptions that decides what a run's publications
+// are: a resumed run repeats it.
+type Shape struct {
+	Together    bool `json:"together,omitempty"`
+	Batch       int  `json:"batch,omitempty"`
+	SplitFailed bool `json:"split_failed,omitempty"`
+	FailFast    bool `json:"fail_fast,omitempty"`
+	Concurrency int  `json:"concurrency,omitempty"`
+	Retries     int  `json:"retries,omitempty"`
+}
+
+// Apply sets the options the shape decides.
+func (s Shape) Apply(o *RunOptions) {
+	o.Together, o.Batch, o.SplitFailed, o.FailFast = s.Together, s.Batch, s.SplitFailed, s.FailFast
+	o.Concurrency, o.Retries = s.Concurrency, s.Retries
+}
+
+func shapeOf(o RunOptions) *Shape {
+	return &Shape{Together: o.Together, Batch: o.Batch, SplitFailed: o.SplitFailed, FailFast: o.FailFast,
+		Concurrency: o.Concurrency, Retries: o.Retries}
 }
 
 // Scheduled reports whether the selection has no explicit range: the form

@@ -23,6 +23,12 @@ type ModelStatus struct {
 // NewStatus reports the state of every partition sel covers. Modes and
 // lookback do not apply: status shows everything in range.
 func NewStatus(p *models.Project, scope *models.Scope, records []adapters.Record, sel Selection) ([]ModelStatus, error) {
+	return NewStatusFacts(p, scope, Facts{Records: records}, sel)
+}
+
+// NewStatusFacts is NewStatus with what the warehouse said of the tables
+// (Runner.Facts), so that drift shows.
+func NewStatusFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selection) ([]ModelStatus, error) {
 	if err := sel.validate(); err != nil {
 		return nil, err
 	}
@@ -30,7 +36,7 @@ func NewStatus(p *models.Project, scope *models.Scope, records []adapters.Record
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	a := &assessor{scope: scope, ledger: indexLedger(records)}
+	a := &assessor{scope: scope, ledger: indexLedger(facts.Records), tables: facts.Tables, now: sel.Now}
 	var out []ModelStatus
 	for _, m := range selected {
 		parts, _, err := sel.rangeFor(m)

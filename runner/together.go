@@ -89,7 +89,11 @@ func (e *execution) together(ctx context.Context) {
 
 // stageAll stages units concurrently and returns the first failure.
 func (e *execution) stageAll(ctx context.Context, units []*unit) error {
-	sem := make(chan struct{}, e.opts.Concurrency)
+	conc := e.opts.Concurrency
+	if len(units) > 0 && comparesWithPrevious(units[0].model) {
+		conc = 1 // each partition's audit compares with the previous one's rows
+	}
+	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error

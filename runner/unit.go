@@ -16,6 +16,15 @@ type stagedUnit struct {
 	attempts int
 }
 
+// stagedCount returns the rows this run staged for partition key of
+// model, if it did.
+func (e *execution) stagedCount(model, key string) (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, ok := e.counts[model][key]
+	return n, ok
+}
+
 // execute renders, stages, verifies and audits one unit and, unless keep,
 // publishes it. With keep the stage is left for a later publication.
 func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (*stagedUnit, error) {
@@ -71,7 +80,17 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		drop()
 		return nil, err
 	}
-	au := &auditor{a: a, scope: e.r.Scope, ledger: e.ledger}
+	e.mu.Lock()
+	if e.counts[m.Name] == nil {
+		e.counts[m.Name] = map[string]int64{}
+	}
+	for i, p := range parts {
+		e.counts[m.Name][p.Key] = v.rows[i]
+	}
+	e.mu.Unlock()
+	// Audits read what the model's query read: under --publish together,
+	// the overlays of this run's staged upstream rows.
+	au := &auditor{a: a, scope: scope, ledger: e.ledger, previous: e.stagedCount}
 	results, err := au.run(ctx, st, parts, v)
 	if err != nil {
 		drop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -12,109 +13,77 @@ import (
 // verification is what the verify query learned about a stage.
 type verification struct {
 	columns []string
+	types   []string
 	total   int64
 	rows    []int64 // per partition of the unit, in order
 }
 
 // verify checks that every staged row lies inside the unit's window and
-// counts the rows of each partition, in one scan of the stage.
+// counts the rows of each partition, in one grouped scan of the stage.
 func verify(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts []models.Partition) (*verification, error) {
 	d := a.Dialect()
 	m := st.Model
-	stage := st.Relation.Quote(d)
 	tag := st.Tag
 	tag.Step = "verify"
-	probe, err := a.Query(ctx, fmt.Sprintf("SELECT * FROM %s LIMIT 0", stage), tag)
+	probe, err := a.Query(ctx, fmt.Sprintf("SELECT * FROM %s LIMIT 0", st.Relation.Quote(d)), tag)
 	if err != nil {
 		return nil, err
 	}
-	v := &verification{columns: probe.Columns}
+	v := &verification{columns: probe.Columns, types: probe.Types}
 	w := st.Window
-	if !w.Whole() && !hasColumn(probe.Columns, w.Column) {
-		return nil, &VerifyError{Model: m.Name, Column: w.Column, Missing: true}
-	}
-	if w.Whole() {
-		res, err := a.Query(ctx, fmt.Sprintf("SELECT count(*) FROM %s", stage), tag)
-		if err != nil {
+	colType := ""
+	if !w.Whole() {
+		i := columnIndex(probe.Columns, w.Column)
+		if i < 0 {
+			return nil, &VerifyError{Model: m.Name, Column: w.Column, Missing: true}
+		}
+		if i < len(probe.Types) {
+			colType = probe.Types[i]
+		}
+		if err := checkWindowType(m, w, colType); err != nil {
 			return nil, err
 		}
-		v.total = adapters.Int(res.Rows[0][0])
-		v.rows = []int64{v.total}
-		return v, nil
 	}
-	// One scan counts the rows of each partition of the unit; bucket -1
-	// holds rows outside the window or with a NULL partition key.
-	bucket := bucketExpr(d, m, w, parts)
-	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s AS refill_bucket, count(*) AS n FROM %s GROUP BY %s", bucket, stage, bucket), tag)
+	c, err := countPartitions(ctx, a, tag, m, st.Relation, colType, parts, "")
 	if err != nil {
 		return nil, err
 	}
+	v.total = c.total
 	v.rows = make([]int64, len(parts))
-	var outside int64
-	for _, row := range res.Rows {
-		i, n := adapters.Int(row[0]), adapters.Int(row[1])
-		v.total += n
-		if i < 0 || int(i) >= len(parts) {
-			outside += n
-			continue
-		}
-		v.rows[i] += n
+	for i, p := range parts {
+		v.rows[i] = c.rows[p.Key]
 	}
-	if outside > 0 {
-		col := d.QuoteIdent(w.Column)
-		ex, err := a.Query(ctx, fmt.Sprintf("SELECT min(CASE WHEN %s IS NULL THEN 'NULL' ELSE %s END) FROM %s WHERE %s IS NULL OR NOT (%s)",
-			col, d.CastString(col), stage, col, w.Predicate(d)), tag)
-		if err != nil {
-			return nil, err
-		}
-		example, _ := ex.Rows[0][0].(string)
-		return nil, &VerifyError{Model: m.Name, Outside: outside, Total: v.total, Example: example,
+	if c.outside > 0 {
+		e := &VerifyError{Model: m.Name, Outside: c.outside, Total: c.total, Example: c.example,
 			Column: w.Column, Window: describeWindow(m, parts)}
+		if m.Config.TimestampWindow && m.Config.Location != time.UTC && adapters.IsDateType(colType) {
+			e.Hint = fmt.Sprintf("%s is a %s column, and the model's windows start at midnight in %s: write partition_type: date so that windows are local dates",
+				w.Column, colType, m.Config.Location)
+		}
+		return nil, e
 	}
 	return v, nil
 }
 
-// bucketExpr renders an expression giving each row the index of the unit's
-// partition it belongs to, or -1. For time windows it is a balanced tree of
-// CASE comparisons against the partition boundaries, so each row costs
-// about log2(partitions) comparisons whatever the batch size.
-func bucketExpr(d models.Dialect, m *models.Model, w adapters.Window, parts []models.Partition) string {
-	col := d.QuoteIdent(w.Column)
-	if w.Values != nil {
-		var b strings.Builder
-		b.WriteString("CASE")
-		for i, p := range parts {
-			lit, _ := models.Literal(d, p.Value)
-			fmt.Fprintf(&b, " WHEN %s = %s THEN %d", col, lit, i)
-		}
-		b.WriteString(" ELSE -1 END")
-		return b.String()
+// checkWindowType refuses a partition column whose type makes the window
+// mean something else than the ledger records: local dates compared with
+// a timestamp column would select UTC days.
+func checkWindowType(m *models.Model, w adapters.Window, colType string) error {
+	if w.Values != nil || w.Timestamp || m.Config.Location == time.UTC || colType == "" || adapters.IsDateType(colType) {
+		return nil
 	}
-	bound := func(i int) string {
-		if i == len(parts) {
-			return w.Literal(d, parts[i-1].End)
-		}
-		return w.Literal(d, parts[i].Start)
-	}
-	var tree func(lo, hi int) string
-	tree = func(lo, hi int) string {
-		if hi-lo == 1 {
-			return fmt.Sprint(lo)
-		}
-		mid := (lo + hi) / 2
-		return fmt.Sprintf("CASE WHEN %s < %s THEN %s ELSE %s END", col, bound(mid), tree(lo, mid), tree(mid, hi))
-	}
-	return fmt.Sprintf("CASE WHEN %s IS NULL OR %s < %s OR %s >= %s THEN -1 ELSE %s END",
-		col, col, bound(0), col, bound(len(parts)), tree(0, len(parts)))
+	return &VerifyError{Model: m.Name, Column: w.Column, TypeMismatch: colType,
+		Hint: fmt.Sprintf("the model's windows are calendar dates of %s (partition_type: date), so %s must be a DATE; it is a %s. Output the local date, or use partition_type: timestamp",
+			m.Config.Location, w.Column, colType)}
 }
 
-func hasColumn(cols []string, name string) bool {
-	for _, c := range cols {
+func columnIndex(cols []string, name string) int {
+	for i, c := range cols {
 		if strings.EqualFold(c, name) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // describeWindow names a unit's window for messages.
@@ -122,6 +91,14 @@ func describeWindow(m *models.Model, parts []models.Partition) string {
 	first, last := parts[0], parts[len(parts)-1]
 	switch m.Kind() {
 	case models.TimePartitioned:
+		if !m.Config.TimestampWindow {
+			loc := m.Config.Location
+			s := fmt.Sprintf("[%s, %s)", first.Start.In(loc).Format("2006-01-02"), last.End.In(loc).Format("2006-01-02"))
+			if loc != time.UTC {
+				s += " (dates in " + loc.String() + ")"
+			}
+			return s
+		}
 		return fmt.Sprintf("[%s, %s)", first.Start.UTC().Format("2006-01-02 15:04:05"), last.End.UTC().Format("2006-01-02 15:04:05"))
 	case models.ListPartitioned:
 		keys := make([]string, len(parts))

@@ -371,16 +371,25 @@ SELECT {{ cast_date(date_trunc("month", ident("d"))) }} AS month, sum(v) AS tota
 FROM {{ ref("m") }} WHERE d >= {{ start }} AND d < {{ end }}
 GROUP BY {{ cast_date(date_trunc("month", ident("d"))) }}`,
 	})
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-05", Now: day("2024-02-01")}
+	// Five days do not make a month: the month is blocked until every day
+	// of it is built.
+	partial, err := r.Plan(h.ctx, runner.Selection{From: "2024-01-01", To: "2024-01-05", Now: day("2024-02-01")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(partial.Steps) != 5 || len(partial.Blocked) != 1 || !strings.Contains(partial.Blocked[0].Detail, "m 2024-01-06") {
+		t.Fatalf("plan of five days has %d steps and blocked %+v; want the five days, and the month blocked on 2024-01-06", len(partial.Steps), partial.Blocked)
+	}
+	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: day("2024-02-01")}
 	plan, err := r.Plan(h.ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Steps) != 6 {
-		t.Fatalf("plan has %d steps, want 5 days and a month", len(plan.Steps))
+	if len(plan.Steps) != 32 || len(plan.Blocked) != 0 {
+		t.Fatalf("plan has %d steps and %d blocked, want 31 days and a month", len(plan.Steps), len(plan.Blocked))
 	}
 	s, err := r.Run(h.ctx, plan, runner.RunOptions{Batch: 2})
-	if err != nil || s.Failed != 0 || s.Succeeded != 6 {
+	if err != nil || s.Failed != 0 || s.Succeeded != 32 {
 		t.Fatalf("run: %+v, %v", s, err)
 	}
 	h.wantRows(h.rel("m"), row{"2024-01-01", 1}, row{"2024-01-02", 2}, row{"2024-01-03", 3}, row{"2024-01-05", 5})
@@ -393,7 +402,7 @@ GROUP BY {{ cast_date(date_trunc("month", ident("d"))) }}`,
 	for _, rec := range recs {
 		rows[rec.Partition] = rec.Rows
 	}
-	if rows["2024-01-04"] != 0 || rows["2024-01-05"] != 1 || len(rows) != 5 {
+	if rows["2024-01-04"] != 0 || rows["2024-01-05"] != 1 || len(rows) != 31 {
 		t.Errorf("ledger rows per partition = %v", rows)
 	}
 	again, _ := r.Plan(h.ctx, sel)
@@ -522,21 +531,42 @@ func testSeeds(t *testing.T, h *harness) {
 func testCleanStages(t *testing.T, h *harness) {
 	h.seed("src", row{"2024-01-01", 1})
 	m := dayModel("m")
-	target := h.rel("t")
-	st, err := h.a.Stage(h.ctx, adapters.StageRequest{Model: m, Target: target, Query: h.selectFrom(h.rel("src"), "2024-01-01", "2024-01-02"),
-		Window: window("2024-01-01", "2024-01-02")})
-	if err != nil {
-		t.Fatal(err)
+	query := h.selectFrom(h.rel("src"), "2024-01-01", "2024-01-02")
+	w := window("2024-01-01", "2024-01-02")
+	stage := func(target, runID string) *adapters.Stage {
+		t.Helper()
+		st, err := h.a.Stage(h.ctx, adapters.StageRequest{Model: m, Target: h.rel(target), Query: query, Window: w,
+			Tag: adapters.Tag{RunID: runID, Model: m.Name, Step: "stage"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.a.DropStage(context.Background(), st) })
+		return st
 	}
-	other := h.stage(m, h.rel("other"), h.selectFrom(h.rel("src"), "2024-01-01", "2024-01-02"), window("2024-01-01", "2024-01-02"))
-	if err := h.a.CleanStages(h.ctx, target); err != nil {
+	const deadRun, liveRun = "20240101T000000Z-dead01", "20240101T000000Z-11fe02"
+	dead := stage("t", deadRun)
+	deadOther := stage("t__x", deadRun) // another table, whose name starts like t's stages
+	live := stage("t", liveRun)
+	manual := stage("t", "test") // not a run ID refill makes: never touched
+	var asked []string
+	if err := h.a.CleanStages(h.ctx, func(token string) bool {
+		asked = append(asked, token)
+		return token == adapters.RunToken(deadRun)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	d := h.d()
-	if _, err := h.a.Query(h.ctx, "SELECT count(*) FROM "+st.Relation.Quote(d), adapters.Tag{}); err == nil {
-		t.Error("CleanStages left the stage of target")
+	exists := func(st *adapters.Stage) bool {
+		_, err := h.a.Query(h.ctx, "SELECT count(*) FROM "+st.Relation.Quote(d), adapters.Tag{})
+		return err == nil
 	}
-	if _, err := h.a.Query(h.ctx, "SELECT count(*) FROM "+other.Relation.Quote(d), adapters.Tag{}); err != nil {
-		t.Errorf("CleanStages dropped another table's stage: %v", err)
+	if exists(dead) || exists(deadOther) {
+		t.Error("CleanStages left a dead run's stages")
+	}
+	if !exists(live) || !exists(manual) {
+		t.Error("CleanStages dropped the stage of a live run, or a table whose name refill did not make")
+	}
+	if len(asked) == 0 {
+		t.Error("CleanStages never asked whether a run is dead")
 	}
 }

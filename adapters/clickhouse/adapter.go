@@ -151,8 +151,8 @@ func Capabilities() adapters.Info {
 	return adapters.Info{
 		Name: "clickhouse",
 		Guarantee: "each physical partition is replaced atomically (ALTER TABLE ... REPLACE PARTITION), but a window spanning " +
-			"several partitions is not, and the ledger row is written after the swap: a crash in between leaves partitions " +
-			"swapped but unrecorded, and the next run redoes them",
+			"several partitions is not; the ledger marks a partition pending before its swap and done after it, so a crash in " +
+			"between leaves it pending, and the next run redoes it and everything that read its old rows",
 		MultiTable:         false,
 		DefaultConcurrency: 4,
 	}
@@ -181,12 +181,12 @@ func (a *Adapter) lock(target models.Relation) *sync.Mutex {
 	return a.locks[k]
 }
 
-// tableName returns a fresh table name starting with target's stage
-// prefix, so CleanStages finds it after a crash; kind ("" or "swap_")
-// and the suffix contain no "__" (see adapters.IsStageOf).
-func (a *Adapter) tableName(target models.Relation, kind string) models.Relation {
+// tableName returns a fresh name for a table of kind (adapters.KindStage
+// or KindSwap) that run runID makes for target, so CleanStages finds it
+// after a crash (adapters.StageName).
+func (a *Adapter) tableName(target models.Relation, kind, runID string) models.Relation {
 	return models.Relation{Schema: a.cfg.StageSchema,
-		Name: fmt.Sprintf("%s%s%s_%d", adapters.StagePrefix(target), kind, a.suffix, a.seq.Add(1))}
+		Name: adapters.StageName(target, kind, runID, fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1)))}
 }
 
 // ensureDatabase creates database once per adapter.

@@ -329,3 +329,32 @@ func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 	}
 	return a.writeLeases(ctx, tag, live)
 }
+
+// Runs returns the latest runs, newest first.
+func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
+	if ok, err := a.ledgerExists(ctx, adapters.RunsTable); err != nil || !ok {
+		return nil, err
+	}
+	res, err := a.query(ctx, adapters.Tag{Step: "ledger"},
+		a.latest(adapters.RunsTable, "1 = 1")+fmt.Sprintf(" ORDER BY `started_at` DESC, `run_id` DESC LIMIT %d", limit))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*adapters.Run, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := adapters.RunFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Leases returns every lease not released, expired or not.
+func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
+	if ok, err := a.ledgerExists(ctx, adapters.LeasesTable); err != nil || !ok {
+		return nil, err
+	}
+	return a.leases(ctx, adapters.Tag{Step: "ledger"}, "1 = 1", released)
+}

@@ -59,15 +59,38 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	for _, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
-		if err := a.swap(ctx, tag, sw.Stage); err != nil {
+		// The intent is recorded just before the target changes: a crash
+		// after the swap and before the final records leaves pending
+		// records, which the next run redoes together with everything
+		// that read the old rows.
+		intent := func() error {
+			tag := tag
+			tag.Step = "ledger"
+			if err := a.writeRecords(ctx, tag, pendingRecords(sw.Records)); err != nil {
+				return fmt.Errorf("recording the publication of %s in the ledger: %w", target, err)
+			}
+			return nil
+		}
+		if err := a.swap(ctx, tag, sw.Stage, intent); err != nil {
 			return fmt.Errorf("publishing %s into %s: %w", sw.Stage.Relation, target, err)
 		}
 		tag.Step = "ledger"
 		if err := a.writeRecords(ctx, tag, sw.Records); err != nil {
-			return fmt.Errorf("%s was swapped, but recording it in the ledger failed (the next run redoes it): %w", target, err)
+			return fmt.Errorf("%s was swapped, but recording it in the ledger failed (the next run redoes it): %w: %w", target, adapters.ErrMaybePublished, err)
 		}
 	}
 	return nil
+}
+
+// pendingRecords returns records as pending: publication started at their
+// PublishedAt.
+func pendingRecords(records []adapters.Record) []adapters.Record {
+	out := make([]adapters.Record, len(records))
+	for i, r := range records {
+		r.State, r.Error = adapters.StatePending, ""
+		out[i] = r
+	}
+	return out
 }
 
 // resolve fills in r's default database.
@@ -148,8 +171,9 @@ func idList(d Dialect, ids []string) string {
 	return "(" + strings.Join(q, ", ") + ")"
 }
 
-// swap publishes one stage (see the comment at the top of this file).
-func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage) (err error) {
+// swap publishes one stage (see the comment at the top of this file),
+// calling intent just before the first statement that changes the target.
+func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, intent func() error) (err error) {
 	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window}
 	staged, err := a.exists(ctx, tag, p.Stage)
 	if err != nil {
@@ -166,6 +190,10 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		if err := a.ensureDatabase(ctx, tag, p.Target.Schema); err != nil {
 			return err
 		}
+		if err := intent(); err != nil {
+			return err
+		}
+		intent = func() error { return nil }
 		if err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s", p.Target.Quote(a.d), p.Stage.Quote(a.d))); err != nil {
 			return err
 		}
@@ -190,11 +218,11 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	}
 	p.Touched = unique(touched)
 	if len(p.Touched) == 0 {
-		return nil // nothing in the window, nothing staged
+		return intent() // nothing in the window, nothing staged
 	}
 	source, have := p.Stage, p.Staged
 	if target != nil && !p.Window.Whole() {
-		p.Work = a.tableName(p.Target, "swap_")
+		p.Work = a.tableName(p.Target, adapters.KindSwap, tag.RunID)
 		defer a.drop(ctx, tag, p.Work)
 		if err := a.execAll(ctx, tag, WorkStatements(a.d, p)); err != nil {
 			return err
@@ -204,7 +232,14 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		}
 		source = p.Work
 	}
-	return a.exec(ctx, tag, SwapSQL(a.d, p.Target, source, have, p.Touched))
+	if err := intent(); err != nil {
+		return err
+	}
+	if err := a.exec(ctx, tag, SwapSQL(a.d, p.Target, source, have, p.Touched)); err != nil {
+		// The ALTER replaces partitions one by one: some may be swapped.
+		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
+	}
+	return nil
 }
 
 // ids runs a query returning partition IDs.

@@ -58,7 +58,7 @@ func TestShopEndToEnd(t *testing.T) {
 		}
 	}
 	r := &runner.Runner{Project: p, Target: "clickhouse", Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: s.Default, Vars: p.Vars}}
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)}
+	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}
 	plan, err := r.Plan(ctx, sel)
 	if err != nil {
 		t.Fatal(err)

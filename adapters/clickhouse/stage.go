@@ -144,7 +144,7 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	if err != nil {
 		return nil, err
 	}
-	rel := a.tableName(req.Target, "")
+	rel := a.tableName(req.Target, adapters.KindStage, req.Tag.RunID)
 	var stmts []string
 	if target == nil {
 		nullable := false
@@ -363,19 +363,16 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 	return a.exec(ctx, tag, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
 }
 
-// CleanStages drops the tables in StageSchema that are target's stages
-// (adapters.IsStageOf): stages and swap tables that crashed runs left.
-// Stage and swap table names never contain "__" after the prefix.
-func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error {
+// CleanStages drops the stages and swap tables of runs dead reports.
+func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
 	tag := adapters.Tag{Step: "clean"}
-	target = a.resolve(target)
-	names, err := a.tablesWithPrefix(ctx, tag, a.cfg.StageSchema, adapters.StagePrefix(target))
+	names, err := a.tablesWithPrefix(ctx, tag, a.cfg.StageSchema, "")
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, name := range names {
-		if !adapters.IsStageOf(name, target) {
+		if token, ok := adapters.StageRun(name); !ok || !dead(token) {
 			continue
 		}
 		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}

@@ -388,32 +388,3 @@ func TestNullablePartitionColumn(t *testing.T) {
 		t.Errorf("partitions %v", got)
 	}
 }
-
-// TestCleanStagesOfSimilarNames checks that cleaning the stages of t
-// leaves those of a table named t__x.
-func TestCleanStagesOfSimilarNames(t *testing.T) {
-	c := newTest(t)
-	c.seedDays("src", "2024-01-01", "2024-01-02", old)
-	stage := func(target models.Relation) *adapters.Stage {
-		st, err := c.a.Stage(c.ctx, adapters.StageRequest{Model: dailyModel(""), Target: target,
-			Query: c.between("src", "d", "2024-01-01", "2024-01-02"), Window: dayWindow("2024-01-01", "2024-01-02")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	mine, other := stage(c.rel("t")), stage(c.rel("t__x"))
-	defer c.a.DropStage(c.ctx, other)
-	if err := c.a.CleanStages(c.ctx, c.rel("t")); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		st   *adapters.Stage
-		want int
-	}{{mine, 0}, {other, 1}} {
-		res, err := c.a.Query(c.ctx, "EXISTS TABLE "+tc.st.Relation.Quote(c.a.Dialect()), adapters.Tag{})
-		if err != nil || adapters.Int(res.Rows[0][0]) != int64(tc.want) {
-			t.Errorf("EXISTS %s after cleaning t = %v, %v; want %d", tc.st.Relation, res, err, tc.want)
-		}
-	}
-}

@@ -170,6 +170,12 @@ func (a *Adapter) exec(ctx context.Context, stmts ...string) error {
 	return tx.Commit()
 }
 
+// newName names a table of kind that run runID makes for target in the
+// stage schema (adapters.StageName).
+func (a *Adapter) newName(target models.Relation, kind, runID string) string {
+	return adapters.StageName(target, kind, runID, fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1)))
+}
+
 // ensureSchema creates schema once per adapter.
 func (a *Adapter) ensureSchema(ctx context.Context, schema string) error {
 	a.schemaMu.Lock()

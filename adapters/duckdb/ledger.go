@@ -144,3 +144,45 @@ func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 	return a.run(ctx, fmt.Sprintf("DELETE FROM %s WHERE run_id = %s",
 		a.ledgerTable(adapters.LeasesTable), a.d.QuoteString(runID)))
 }
+
+// Runs returns the latest runs, newest first.
+func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
+	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.RunsTable}); err != nil || !ok {
+		return nil, err
+	}
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY started_at DESC, run_id DESC LIMIT %d",
+		adapters.ColumnNames(a.d, adapters.RunColumns), a.ledgerTable(adapters.RunsTable), limit), adapters.Tag{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*adapters.Run, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := adapters.RunFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Leases returns every lease row.
+func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
+	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.LeasesTable}); err != nil || !ok {
+		return nil, err
+	}
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY table_name",
+		adapters.ColumnNames(a.d, adapters.LeaseColumns), a.ledgerTable(adapters.LeasesTable)), adapters.Tag{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]adapters.Lease, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		l, err := adapters.LeaseFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}

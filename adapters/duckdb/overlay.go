@@ -18,8 +18,11 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 	if err != nil {
 		return models.Relation{}, err
 	}
-	view := models.Relation{Schema: a.cfg.StageSchema,
-		Name: fmt.Sprintf("%soverlay_%s_%d", adapters.StagePrefix(target), a.suffix, a.seq.Add(1))}
+	runID := ""
+	if len(stages) > 0 {
+		runID = stages[0].Tag.RunID
+	}
+	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(target, adapters.KindOverlay, runID)}
 	return view, a.run(ctx, OverlaySQL(a.d, view, target, exists, stages))
 }
 

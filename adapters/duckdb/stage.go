@@ -14,8 +14,7 @@ func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	if err := a.ensureSchema(ctx, a.cfg.StageSchema); err != nil {
 		return nil, err
 	}
-	rel := models.Relation{Schema: a.cfg.StageSchema,
-		Name: fmt.Sprintf("%s%s_%d", adapters.StagePrefix(req.Target), a.suffix, a.seq.Add(1))}
+	rel := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(req.Target, adapters.KindStage, req.Tag.RunID)}
 	if err := a.run(ctx, createStageSQL(a.d, rel, req.Query)); err != nil {
 		return nil, err
 	}
@@ -41,11 +40,11 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 	return a.run(ctx, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
 }
 
-// CleanStages drops staging tables of target that crashed runs left.
-func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error {
+// CleanStages drops the stages and overlay views of runs dead reports.
+func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
 	rows, err := a.db.QueryContext(ctx,
-		"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND starts_with(table_name, ?) ORDER BY table_type DESC",
-		a.cfg.StageSchema, adapters.StagePrefix(target))
+		"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name",
+		a.cfg.StageSchema)
 	if err != nil {
 		return err
 	}
@@ -55,7 +54,8 @@ func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error
 	}
 	for _, row := range res.Rows {
 		name, _ := row[0].(string)
-		if !adapters.IsStageOf(name, target) {
+		token, ok := adapters.StageRun(name)
+		if !ok || !dead(token) {
 			continue
 		}
 		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}

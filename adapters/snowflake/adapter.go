@@ -142,9 +142,10 @@ func (a *Adapter) log(sql string) {
 	}
 }
 
-// newName returns a fresh name starting with prefix, unique to this adapter.
-func (a *Adapter) newName(prefix string) string {
-	return fmt.Sprintf("%s%s_%d", prefix, a.suffix, a.seq.Add(1))
+// newName returns a fresh name for a table of kind that run runID makes
+// for target (adapters.StageName).
+func (a *Adapter) newName(target models.Relation, kind, runID string) string {
+	return adapters.StageName(target, kind, runID, fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1)))
 }
 
 // rememberWarehouse records m's warehouse, so that the queries the runner

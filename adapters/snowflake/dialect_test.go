@@ -150,25 +150,3 @@ func TestQueryTagIsBoundedJSON(t *testing.T) {
 		}
 	}
 }
-
-func TestStageOf(t *testing.T) {
-	d := snowflake.Dialect{}
-	target := models.Relation{Schema: "marts", Name: "daily"}
-	for name, want := range map[string]bool{
-		"MARTS__DAILY__AB12CD_3":          true,
-		"MARTS__DAILY__OVERLAY_AB12CD_14": true,
-		"MARTS__DAILY__SEED_AB12CD_1":     true,
-		"MARTS__DAILY__X__AB12CD_3":       false, // a stage of marts.daily__x
-		"MARTS__DAILYX__AB12CD_3":         false,
-		"MARTS__DAILY":                    false,
-		"marts__daily__ab12cd_3":          false, // not as Snowflake stores a stage of marts.daily
-	} {
-		if got := snowflake.StageOf(d, target, name); got != want {
-			t.Errorf("StageOf(marts.daily, %s) = %v, want %v", name, got, want)
-		}
-	}
-	odd := models.Relation{Schema: "marts", Name: "daily-revenue"} // kept exactly: its stages keep their case
-	if !snowflake.StageOf(d, odd, "marts__daily-revenue__ab12cd_2") {
-		t.Error("StageOf misses the stage of a table whose name is not folded")
-	}
-}

@@ -286,3 +286,65 @@ func (a *Adapter) ledgerExec(ctx context.Context, runID, query string) error {
 	defer s.close()
 	return s.exec(query)
 }
+
+// RunsQuery renders the read of the latest runs.
+func RunsQuery(d Dialect, schema string, limit int) string {
+	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC LIMIT %d", adapters.ColumnNames(d, adapters.RunColumns),
+		ledgerTable(d, schema, adapters.RunsTable), d.QuoteIdent("started_at"), d.QuoteIdent("run_id"), limit)
+}
+
+// Runs returns the latest runs, newest first.
+func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
+	s, ok, err := a.ledgerSession(ctx, adapters.RunsTable)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if !ok {
+		return nil, nil
+	}
+	res, err := s.query(RunsQuery(a.d, a.cfg.LedgerSchema, limit))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*adapters.Run, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		r, err := adapters.RunFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// LeasesQuery renders the read of every lease.
+func LeasesQuery(d Dialect, schema string) string {
+	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", adapters.ColumnNames(d, adapters.LeaseColumns),
+		ledgerTable(d, schema, adapters.LeasesTable), d.QuoteIdent("table_name"))
+}
+
+// Leases returns every lease row.
+func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
+	s, ok, err := a.ledgerSession(ctx, adapters.LeasesTable)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if !ok {
+		return nil, nil
+	}
+	res, err := s.query(LeasesQuery(a.d, a.cfg.LedgerSchema))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]adapters.Lease, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		l, err := adapters.LeaseFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}

@@ -34,7 +34,7 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 	if err != nil {
 		return models.Relation{}, err
 	}
-	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(adapters.StagePrefix(target) + "overlay_")}
+	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(target, adapters.KindOverlay, stages[0].Tag.RunID)}
 	return view, s.exec(OverlaySQL(a.d, view, target, exists, stages, cols))
 }
 

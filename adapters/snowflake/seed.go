@@ -36,7 +36,7 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 	if err := a.ensureSchema(s, "", a.cfg.StageSchema); err != nil {
 		return err
 	}
-	load := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(adapters.StagePrefix(table) + "seed_")}
+	load := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(table, adapters.KindSeed, "seed")}
 	for _, q := range SeedStatements(a.d, seed, table, load) {
 		if err := s.exec(q); err != nil {
 			s.ctx = context.WithoutCancel(s.ctx)

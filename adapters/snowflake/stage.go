@@ -3,7 +3,6 @@ package snowflake
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/refill/refill/adapters"
@@ -24,7 +23,7 @@ func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	if err := a.ensureSchema(s, "", a.cfg.StageSchema); err != nil {
 		return nil, err
 	}
-	rel := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(adapters.StagePrefix(req.Target))}
+	rel := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(req.Target, adapters.KindStage, req.Tag.RunID)}
 	if err := s.exec(CreateStageSQL(a.d, rel, req.Query)); err != nil {
 		return nil, err
 	}
@@ -71,23 +70,21 @@ func DropSQL(d Dialect, kind string, r models.Relation) string {
 	return "DROP " + kind + " IF EXISTS " + r.Quote(d)
 }
 
-// CleanStages drops the staging tables, overlay views and seed loads of
-// target that crashed runs left in the stage schema: the tables whose name
-// is adapters.StagePrefix(target) followed by the suffix this adapter
-// appends, so that another table's stages are never matched.
-func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error {
-	s, err := a.session(ctx, adapters.Tag{Model: target.String(), Step: "clean"}, "")
+// CleanStages drops the staging tables and overlay views of runs dead
+// reports.
+func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
+	s, err := a.session(ctx, adapters.Tag{Step: "clean"}, "")
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	res, err := s.query(StagesQuery(a.d, a.cfg.StageSchema, target))
+	res, err := s.query(StagesQuery(a.d, a.cfg.StageSchema))
 	if err != nil {
 		return err
 	}
 	for _, row := range res.Rows {
 		name, _ := row[0].(string)
-		if !StageOf(a.d, target, name) {
+		if token, ok := adapters.StageRun(name); !ok || !dead(token) {
 			continue
 		}
 		kind := "TABLE"
@@ -102,25 +99,11 @@ func (a *Adapter) CleanStages(ctx context.Context, target models.Relation) error
 	return nil
 }
 
-// stageSuffix matches what newName appends to adapters.StagePrefix for
-// stages, overlays and seed loads, folded or not.
-var stageSuffix = regexp.MustCompile(`(?i)^(overlay_|seed_)?[0-9a-f]{6}_[0-9]+$`)
-
-// StageOf reports whether the table or view stored as name is one of
-// target's stages, overlays or seed loads. A prefix match alone is not
-// enough: the stages of s.t__x (prefix s__t__x__) start with s.t's s__t__.
-func StageOf(d Dialect, target models.Relation, name string) bool {
-	prefix := d.Fold(adapters.StagePrefix(target))
-	return strings.HasPrefix(name, prefix) && stageSuffix.MatchString(name[len(prefix):])
-}
-
-// StagesQuery renders the query listing the stages and overlays of target
-// in the stage schema, views first. The prefix is folded as QuoteIdent
-// folds the full stage names, and matched with STARTSWITH because LIKE
-// treats the prefix's underscores as wildcards.
-func StagesQuery(d Dialect, stageSchema string, target models.Relation) string {
-	return fmt.Sprintf("SELECT TABLE_NAME, TABLE_TYPE FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = %s AND STARTSWITH(TABLE_NAME, %s) ORDER BY TABLE_TYPE DESC, TABLE_NAME",
-		d.QuoteString(d.Fold(stageSchema)), d.QuoteString(d.Fold(adapters.StagePrefix(target))))
+// StagesQuery renders the query listing the tables and views of the stage
+// schema, views first.
+func StagesQuery(d Dialect, stageSchema string) string {
+	return fmt.Sprintf("SELECT TABLE_NAME, TABLE_TYPE FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = %s ORDER BY TABLE_TYPE DESC, TABLE_NAME",
+		d.QuoteString(d.Fold(stageSchema)))
 }
 
 // infoSchema names the INFORMATION_SCHEMA of database db (the session's

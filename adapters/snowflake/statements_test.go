@@ -165,7 +165,7 @@ func TestStatements(t *testing.T) {
 		snowflake.DropSQL(d, "VIEW", models.Relation{Schema: stageS, Name: "marts__daily__overlay_ab12cd_9"}))
 
 	s.section("clean stages left by a crashed run",
-		snowflake.StagesQuery(d, stageS, models.Relation{Schema: "marts", Name: "daily"}),
+		snowflake.StagesQuery(d, stageS),
 		snowflake.DropSQL(d, "VIEW", models.Relation{Schema: stageS, Name: "MARTS__DAILY__OVERLAY_1F2E3D_4"}),
 		snowflake.DropSQL(d, "TABLE", models.Relation{Schema: stageS, Name: "MARTS__DAILY__1F2E3D_3"}))
 

@@ -88,7 +88,7 @@ func TestClickHouseMatchesDuckDB(t *testing.T) {
 	dir, prefix := clickhouseShop(t)
 	for _, target := range []string{"dev", "clickhouse"} {
 		mustRefill(t, dir, "seed", "--target", target)
-		r := mustRefill(t, dir, "run", "--target", target, "--from", "2024-01-01", "--to", "2024-02-15", now, "--output", "json")
+		r := mustRefill(t, dir, "run", "--target", target, "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16", "--output", "json")
 		_, out := ranPartitions(t, r.stdout)
 		if out.Failed != 0 || out.Succeeded == 0 {
 			t.Fatalf("%s: %+v", target, out)
@@ -124,10 +124,10 @@ func TestClickHouseMatchesDuckDB(t *testing.T) {
 		}
 	}
 	// The ledger agrees too, and a rerun has nothing to do.
-	if r := mustRefill(t, dir, "plan", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-02-15", now); !strings.Contains(r.stdout, "Nothing to do") {
+	if r := mustRefill(t, dir, "plan", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16"); !strings.Contains(r.stdout, "Nothing to do") {
 		t.Errorf("ClickHouse rerun plan:\n%s", r.stdout)
 	}
-	st := mustRefill(t, dir, "status", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-02-15", now, "--output", "json")
+	st := mustRefill(t, dir, "status", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16", "--output", "json")
 	if strings.Contains(st.stdout, `"state": "missing"`) || strings.Contains(st.stdout, `"state": "stale"`) {
 		t.Errorf("ClickHouse status after the run:\n%.2000s", st.stdout)
 	}

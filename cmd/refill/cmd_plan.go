@@ -24,11 +24,20 @@ would compute with the same flags, grouped by model, with the reason for each:
 
   missing    never built
   failed     the last attempt failed
+  pending    a publication started and was never confirmed (a crash)
   stale      the model's SQL or config changed since it was built
   upstream   a partition it reads was rewritten after it was built, or is
              being rewritten by this run
+  drift      the table does not hold what the ledger recorded (dropped, or
+             rows deleted or added outside refill)
+  partial    published before its window was complete (allow_partial)
   lookback   inside the model's late-data lookback window (scheduled runs)
+  watermark  inside the lookback window, and the source's watermark moved
   forced     --mode all
+
+A partition that reads upstream partitions which are missing or failed, and
+which the run does not build, is blocked: listed, but not run (select +MODEL
+to build the upstream too, or pass --allow-missing-upstream to run it anyway).
 
 Plan never writes: it opens DuckDB files read-only and creates nothing.
 
@@ -93,6 +102,7 @@ type planOutput struct {
 	PublishTogether bool           `json:"publish_together"`
 	Models          []string       `json:"models"`
 	Steps           []planStepJSON `json:"steps"`
+	Blocked         []planStepJSON `json:"blocked"`
 	Notes           []string       `json:"notes"`
 	Estimates       []estimateJSON `json:"estimates,omitempty"`
 }
@@ -155,15 +165,22 @@ func humanCount(v int64, unit string) string {
 
 func planJSON(t *session, p *runner.Plan) planOutput {
 	out := planOutput{Target: t.target.Name, Adapter: t.info.Name, Guarantee: t.info.Guarantee, PublishTogether: t.info.MultiTable,
-		Models: modelNames(p.Models), Steps: []planStepJSON{}, Notes: p.Notes}
+		Models: modelNames(p.Models), Steps: []planStepJSON{}, Blocked: []planStepJSON{}, Notes: p.Notes}
 	if out.Notes == nil {
 		out.Notes = []string{}
 	}
 	for _, s := range p.Steps {
-		out.Steps = append(out.Steps, planStepJSON{Model: s.Model.Name, Partition: s.Partition.Key,
-			Start: timeJSON(s.Partition.Start), End: timeJSON(s.Partition.End), Reason: string(s.Reason), Detail: s.Detail})
+		out.Steps = append(out.Steps, stepJSON(s))
+	}
+	for _, s := range p.Blocked {
+		out.Blocked = append(out.Blocked, stepJSON(s))
 	}
 	return out
+}
+
+func stepJSON(s runner.Step) planStepJSON {
+	return planStepJSON{Model: s.Model.Name, Partition: s.Partition.Key,
+		Start: timeJSON(s.Partition.Start), End: timeJSON(s.Partition.End), Reason: string(s.Reason), Detail: s.Detail}
 }
 
 func timeJSON(t time.Time) *string {
@@ -215,12 +232,16 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	fmt.Fprintln(w)
-	if len(p.Steps) == 0 {
-		fmt.Fprintln(w, "Nothing to do: every selected partition is done and up to date.")
+	if len(p.Steps) == 0 && len(p.Blocked) == 0 {
+		if len(p.Notes) > 0 {
+			fmt.Fprintln(w, "Nothing to do: every selected partition is done and up to date, apart from those the notes above leave out.")
+		} else {
+			fmt.Fprintln(w, "Nothing to do: every selected partition is done and up to date.")
+		}
 		return
 	}
 	tw := newTable(w, "MODEL", "PARTITIONS", "COUNT", "REASON")
-	for _, g := range groupSteps(p.Steps) {
+	for _, g := range groupSteps(append(append([]runner.Step{}, p.Steps...), p.Blocked...)) {
 		reason := string(g.reason)
 		if g.detail != "" {
 			reason += ": " + g.detail
@@ -231,16 +252,19 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 	fmt.Fprintln(w)
 	counts := p.Counts()
 	var parts []string
-	for _, r := range []runner.Reason{runner.ReasonMissing, runner.ReasonFailed, runner.ReasonStale, runner.ReasonUpstream,
-		runner.ReasonLookback, runner.ReasonWatermark, runner.ReasonForced} {
-		if counts[r] > 0 {
+	for _, r := range runner.Reasons {
+		if counts[r] > 0 && r != runner.ReasonBlocked {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
 		}
 	}
-	fmt.Fprintf(w, "%d partitions in %d models (%s).\n", len(p.Steps), countModels(p.Steps), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "%s in %s (%s).\n", plural(len(p.Steps), "partition"), plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+	if len(p.Blocked) > 0 {
+		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are missing or failed and that this run does not build;\n"+
+			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plural(len(p.Blocked), "partition"))
+	}
 	if a.verbose {
 		fmt.Fprintln(w)
-		for _, s := range p.Steps {
+		for _, s := range append(append([]runner.Step{}, p.Steps...), p.Blocked...) {
 			fmt.Fprintf(w, "  %s %s  %s  %s\n", s.Model.Name, s.Partition.Key, s.Reason, s.Detail)
 		}
 	}
@@ -259,6 +283,14 @@ func describeRange(sel runner.Selection) string {
 		return fmt.Sprintf("each model's start through %s", sel.To)
 	}
 	return fmt.Sprintf("%s through %s", sel.From, sel.To)
+}
+
+// plural prints "1 model", "2 models".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func countModels(steps []runner.Step) int {
@@ -295,12 +327,13 @@ func (g stepGroup) span() string {
 func groupSteps(steps []runner.Step) []stepGroup {
 	var out []stepGroup
 	for _, s := range steps {
-		detail := s.Detail
-		if s.Reason == runner.ReasonStale || s.Reason == runner.ReasonFailed {
-			detail = "" // per-partition details; see --verbose
-		}
-		if s.Reason == runner.ReasonUpstream && strings.Contains(detail, "republished at") {
+		detail := s.Cause
+		switch {
+		case detail != "":
+		case s.Reason == runner.ReasonUpstream:
 			detail = "an upstream partition was republished after it was built"
+		case s.Reason == runner.ReasonLookback, s.Reason == runner.ReasonForced:
+			detail = s.Detail
 		}
 		if n := len(out); n > 0 {
 			g := &out[n-1]

@@ -28,6 +28,7 @@ type runFlags struct {
 	resume        string
 	publish       string
 	maxPartitions int
+	allowMissing  bool
 }
 
 // confirmAbove is how many partitions make run ask before starting, on a
@@ -79,6 +80,7 @@ a second aborts them (transactions roll back). Exit code 130.
 	fl.StringVar(&f.resume, "resume", "", "repeat the exact selection of run `RUN_ID`, skipping what it finished")
 	fl.StringVar(&f.publish, "publish", "partition", "partition: swap each partition when ready; together: swap all in one transaction at the end")
 	fl.IntVar(&f.maxPartitions, "max-partitions", 0, "refuse to run more than N partitions without --yes")
+	fl.BoolVar(&f.allowMissing, "allow-missing-upstream", false, "run partitions whose upstream partitions are missing, failed or incomplete, instead of blocking them")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json (a summary of the run)")
 	return c
 }
@@ -105,12 +107,40 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	defer s.close()
+	opts := runner.RunOptions{Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
+		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency}
+	sel.AllowMissingUpstream = f.allowMissing
 	if f.resume != "" {
 		if sel, err = s.resumeSelection(f.resume); err != nil {
 			return err
 		}
+		// The resumed run's shape, unless a flag says otherwise.
+		if sel.Shape != nil {
+			given := opts
+			sel.Shape.Apply(&opts)
+			fl := c.Flags()
+			if fl.Changed("retries") {
+				opts.Retries = given.Retries
+			}
+			if fl.Changed("concurrency") {
+				opts.Concurrency = given.Concurrency
+			}
+			if fl.Changed("fail-fast") {
+				opts.FailFast = given.FailFast
+			}
+			if fl.Changed("split-failed") {
+				opts.SplitFailed = given.SplitFailed
+			}
+			if fl.Changed("batch") || fl.Changed("publish") {
+				return usagef("--resume repeats the run's --batch and --publish; they cannot be changed")
+			}
+			sel.Shape = nil
+		}
+		if c.Flags().Changed("allow-missing-upstream") {
+			sel.AllowMissingUpstream = f.allowMissing
+		}
 	}
-	if f.publish == "together" && !s.info.MultiTable {
+	if opts.Together && !s.info.MultiTable {
 		return usagef("--publish together is not supported on %s: it cannot commit several tables in one transaction (run without it to swap partition by partition)", s.info.Name)
 	}
 	plan, err := s.plan(sel)
@@ -121,7 +151,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	if text && !a.quiet {
 		a.printPlan(a.stdout, s, plan, false)
 	}
-	if f.dryRun || len(plan.Steps) == 0 {
+	if f.dryRun || len(plan.Steps) == 0 && len(plan.Blocked) == 0 {
 		if !text {
 			return writeJSON(a.stdout, runOutput{Partitions: []partitionJSON{}})
 		}
@@ -135,18 +165,15 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 			return exitf(exitUsage, "cancelled")
 		}
 	}
-	conc := f.concurrency
-	if conc == 0 {
-		conc = s.info.DefaultConcurrency
+	if opts.Concurrency == 0 {
+		opts.Concurrency = s.info.DefaultConcurrency
 	}
-	if s.target.Concurrency > 0 && conc > s.target.Concurrency {
-		conc = s.target.Concurrency
+	if s.target.Concurrency > 0 && opts.Concurrency > s.target.Concurrency {
+		opts.Concurrency = s.target.Concurrency
 	}
 	prog := newProgress(a, text && !a.quiet)
-	summary, err := s.runner.Run(a.ctx, plan, runner.RunOptions{
-		Concurrency: conc, Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
-		FailFast: f.failFast, Together: f.publish == "together", Wait: f.wait, Observe: prog.observe, Stop: a.stop,
-	})
+	opts.Wait, opts.Observe, opts.Stop = f.wait, prog.observe, a.stop
+	summary, err := s.runner.Run(a.ctx, plan, opts)
 	prog.close()
 	if err != nil {
 		var held *adapters.LeaseHeldError
@@ -167,7 +194,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	case summary.Interrupted:
 		a.silent = true
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
-	case summary.Failed > 0:
+	case summary.Failed > 0 || summary.LostLease != nil:
 		a.silent = true
 		return &exitError{code: exitFailed, err: errors.New("some partitions failed")}
 	}
@@ -240,13 +267,14 @@ type runOutput struct {
 	Succeeded   int             `json:"succeeded"`
 	Failed      int             `json:"failed"`
 	Skipped     int             `json:"skipped"`
+	Blocked     int             `json:"blocked"`
 	Interrupted bool            `json:"interrupted"`
 	Warnings    []string        `json:"warnings"`
 	Partitions  []partitionJSON `json:"partitions"`
 }
 
 func runJSON(s *runner.Summary) runOutput {
-	out := runOutput{RunID: s.RunID, Succeeded: s.Succeeded, Failed: s.Failed, Skipped: s.Skipped,
+	out := runOutput{RunID: s.RunID, Succeeded: s.Succeeded, Failed: s.Failed, Skipped: s.Skipped, Blocked: s.Blocked,
 		Interrupted: s.Interrupted, Warnings: s.Warnings, Partitions: []partitionJSON{}}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
@@ -265,19 +293,39 @@ func runJSON(s *runner.Summary) runOutput {
 
 func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
 	elapsed := sum.Finished.Sub(sum.Started).Round(10 * time.Millisecond)
-	fmt.Fprintf(w, "\nRun %s on %s: %d succeeded, %d failed, %d skipped in %s.\n",
-		sum.RunID, s.target.Name, sum.Succeeded, sum.Failed, sum.Skipped, elapsed)
+	blocked := ""
+	if sum.Blocked > 0 {
+		blocked = fmt.Sprintf(", %d blocked", sum.Blocked)
+	}
+	fmt.Fprintf(w, "\nRun %s on %s: %d succeeded, %d failed, %d skipped%s in %s.\n",
+		sum.RunID, s.target.Name, sum.Succeeded, sum.Failed, sum.Skipped, blocked, elapsed)
+	if sum.LostLease != nil {
+		fmt.Fprintf(w, "Stopped: %v\n", sum.LostLease)
+	}
 	if sum.Interrupted {
 		fmt.Fprintln(w, "Interrupted: in-flight partitions finished; nothing else was started.")
 	}
-	var failed, skipped []runner.PartitionResult
+	var failed, skipped, blockedParts []runner.PartitionResult
 	for _, p := range sum.Partitions {
 		switch p.Status {
 		case runner.Failed:
 			failed = append(failed, p)
 		case runner.Skipped:
 			skipped = append(skipped, p)
+		case runner.Blocked:
+			blockedParts = append(blockedParts, p)
 		}
+	}
+	if len(blockedParts) > 0 {
+		fmt.Fprintln(w, "Blocked partitions (not run: they read upstream partitions that are not there):")
+		for i, p := range blockedParts {
+			if i == 20 && !a.verbose {
+				fmt.Fprintf(w, "  ... and %d more (see --verbose)\n", len(blockedParts)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s %s: %v\n", p.Model, p.Partition, p.Err)
+		}
+		fmt.Fprintln(w, "Build the upstream partitions first (select +MODEL), or pass --allow-missing-upstream.")
 	}
 	if len(failed) > 0 {
 		fmt.Fprintln(w, "Failed partitions:")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/runner"
 )
 
@@ -46,13 +48,20 @@ letters: d done, s stale, m missing, f failed.
 				return err
 			}
 			defer s.close()
-			records, err := s.records()
+			facts, err := s.runner.Facts(a.ctx, sel)
+			if err != nil {
+				if errors.Is(err, runner.ErrUsage) {
+					return err
+				}
+				return exitf(exitWarehouse, "target %s: reading the ledger: %v", s.target.Name, err)
+			}
+			st, err := runner.NewStatusFacts(s.project, s.scope, *facts, sel)
 			if err != nil {
 				return err
 			}
-			st, err := runner.NewStatus(s.project, s.scope, records, sel)
+			runs, err := s.runner.RecentRuns(a.ctx, recentRuns)
 			if err != nil {
-				return err
+				return exitf(exitWarehouse, "target %s: reading runs: %v", s.target.Name, err)
 			}
 			if html != "" {
 				if err := writeStatusHTML(html, s, st, sel.Now); err != nil {
@@ -60,9 +69,12 @@ letters: d done, s stale, m missing, f failed.
 				}
 			}
 			if f.output == "json" {
-				return writeJSON(a.stdout, statusJSON(st))
+				out := statusJSON(st)
+				out["runs"] = runsJSON(runs)
+				return writeJSON(a.stdout, out)
 			}
 			a.printStatus(a.stdout, s, st, sel.Now, list)
+			a.printRuns(a.stdout, runs)
 			if html != "" {
 				fmt.Fprintf(a.stdout, "\nWrote %s\n", html)
 			}
@@ -97,7 +109,7 @@ func statusJSON(st []runner.ModelStatus) map[string]any {
 	out := []statusModelJSON{}
 	for _, ms := range st {
 		mj := statusModelJSON{Model: ms.Model.Name, Kind: ms.Model.Kind().String(), Counts: map[string]int{}, Partitions: []statusPartitionJSON{}}
-		for _, state := range []runner.State{runner.StateDone, runner.StateStale, runner.StateMissing, runner.StateFailed} {
+		for _, state := range statusStates {
 			mj.Counts[string(state)] = ms.Counts[state]
 		}
 		for _, ps := range ms.Partitions {
@@ -117,16 +129,65 @@ func statusJSON(st []runner.ModelStatus) map[string]any {
 	return map[string]any{"models": out}
 }
 
+// recentRuns is how many runs status shows.
+const recentRuns = 5
+
+type runJSONRecord struct {
+	RunID      string  `json:"run_id"`
+	Status     string  `json:"status"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	Succeeded  int     `json:"succeeded"`
+	Failed     int     `json:"failed"`
+	Skipped    int     `json:"skipped"`
+	Host       string  `json:"host"`
+	PID        int     `json:"pid"`
+}
+
+func runsJSON(runs []*adapters.Run) []runJSONRecord {
+	out := []runJSONRecord{}
+	for _, r := range runs {
+		out = append(out, runJSONRecord{RunID: r.ID, Status: string(r.Status), StartedAt: timeJSON(r.StartedAt), FinishedAt: timeJSON(r.FinishedAt),
+			Succeeded: r.Succeeded, Failed: r.Failed, Skipped: r.Skipped, Host: r.Host, PID: r.PID})
+	}
+	return out
+}
+
+func (a *app) printRuns(w io.Writer, runs []*adapters.Run) {
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nRecent runs:")
+	tw := newTable(w, "RUN", "STATUS", "STARTED", "TOOK", "SUCCEEDED", "FAILED", "SKIPPED")
+	for _, r := range runs {
+		took := "-"
+		if !r.FinishedAt.IsZero() {
+			took = r.FinishedAt.Sub(r.StartedAt).Round(time.Second).String()
+		}
+		tw.row(r.ID, string(r.Status), r.StartedAt.UTC().Format("2006-01-02 15:04:05"), took,
+			fmt.Sprint(r.Succeeded), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped))
+	}
+	tw.flush()
+}
+
 // stripWidth is the most marks a status strip has.
 const stripWidth = 60
 
+// statusStates are the states status counts, in the order it prints them.
+var statusStates = []runner.State{runner.StateDone, runner.StatePartial, runner.StateStale, runner.StateDrift,
+	runner.StateMissing, runner.StatePending, runner.StateFailed}
+
 // severity orders states for grouping: a group shows its worst.
-var severity = map[runner.State]int{runner.StateDone: 0, runner.StateMissing: 1, runner.StateStale: 2, runner.StateFailed: 3}
+var severity = map[runner.State]int{runner.StateDone: 0, runner.StatePartial: 1, runner.StateMissing: 2, runner.StateStale: 3,
+	runner.StateDrift: 4, runner.StatePending: 5, runner.StateFailed: 6}
 
 var marks = map[runner.State]struct{ letter, color string }{
 	runner.StateDone:    {"d", "32"},
+	runner.StatePartial: {"p", "36"},
 	runner.StateStale:   {"s", "33"},
+	runner.StateDrift:   {"x", "35"},
 	runner.StateMissing: {"m", "90"},
+	runner.StatePending: {"?", "35"},
 	runner.StateFailed:  {"f", "31"},
 }
 
@@ -158,24 +219,43 @@ func strip(ps []runner.PartitionStatus, color bool) (string, int) {
 func (a *app) printStatus(w io.Writer, s *session, st []runner.ModelStatus, now time.Time, list bool) {
 	color := a.color()
 	fmt.Fprintf(w, "Status of target %s (%s) at %s\n\n", s.target.Name, s.info.Name, now.UTC().Format("2006-01-02 15:04 UTC"))
-	tw := newTable(w, "MODEL", "PARTITIONS", "RANGE", "DONE", "STALE", "MISSING", "FAILED", "PICTURE")
+	// Columns for the states any model has, beyond the four always shown.
+	shown := []runner.State{}
+	for _, state := range statusStates {
+		always := state == runner.StateDone || state == runner.StateStale || state == runner.StateMissing || state == runner.StateFailed
+		any := false
+		for _, ms := range st {
+			any = any || ms.Counts[state] > 0
+		}
+		if always || any {
+			shown = append(shown, state)
+		}
+	}
+	header := []string{"MODEL", "PARTITIONS", "RANGE"}
+	for _, state := range shown {
+		header = append(header, strings.ToUpper(string(state)))
+	}
+	tw := newTable(w, append(header, "PICTURE")...)
 	maxPer := 1
 	for _, ms := range st {
 		picture, per := strip(ms.Partitions, color)
 		maxPer = max(maxPer, per)
-		tw.row(ms.Model.Name, partitionsLabel(ms), rangeLabel(ms),
-			fmt.Sprint(ms.Counts[runner.StateDone]), fmt.Sprint(ms.Counts[runner.StateStale]),
-			fmt.Sprint(ms.Counts[runner.StateMissing]), fmt.Sprint(ms.Counts[runner.StateFailed]), picture)
+		row := []string{ms.Model.Name, partitionsLabel(ms), rangeLabel(ms)}
+		for _, state := range shown {
+			row = append(row, fmt.Sprint(ms.Counts[state]))
+		}
+		tw.row(append(row, picture)...)
 	}
 	tw.flush()
-	legend := "d done, s stale, m missing, f failed"
-	if color {
-		legend = ""
-		for _, st := range []runner.State{runner.StateDone, runner.StateStale, runner.StateMissing, runner.StateFailed} {
-			legend += fmt.Sprintf("\x1b[%sm█\x1b[0m %s  ", marks[st].color, st)
+	var legends []string
+	for _, state := range shown {
+		if color {
+			legends = append(legends, fmt.Sprintf("\x1b[%sm█\x1b[0m %s", marks[state].color, state))
+		} else {
+			legends = append(legends, marks[state].letter+" "+string(state))
 		}
-		legend = strings.TrimSpace(legend)
 	}
+	legend := strings.Join(legends, ", ")
 	if maxPer > 1 {
 		legend += "; long strips show the worst state of each group of partitions"
 	}

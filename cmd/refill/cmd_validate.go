@@ -29,11 +29,20 @@ to a warehouse; environment variables are checked for the selected target only.`
 			var errs models.ErrorList
 			errs = append(errs, list...)
 			if p != nil {
+				seen := map[string]bool{}
 				for _, name := range p.TargetNames() {
-					if _, err := checkTarget(p.Targets[name]); err != nil {
-						var me *models.Error
-						if errors.As(err, &me) {
-							errs = append(errs, me)
+					err := checkProject(p, p.Targets[name])
+					var list models.ErrorList
+					var me *models.Error
+					switch {
+					case errors.As(err, &list):
+					case errors.As(err, &me):
+						list = models.ErrorList{me}
+					}
+					for _, e := range list {
+						if k := e.Error(); !seen[k] {
+							seen[k] = true
+							errs = append(errs, e)
 						}
 					}
 				}

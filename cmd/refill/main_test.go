@@ -84,6 +84,11 @@ func mustRefill(t *testing.T, dir string, args ...string) result {
 // now pins the clock after the shop's last order, so runs are reproducible.
 const now = "--now=2024-05-01"
 
+// janNow pins the clock at the end of January: January is then the shop's
+// whole history, so its all-time models (customer_lifetime,
+// revenue_by_region) can be built from January alone.
+const janNow = "--now=2024-02-01"
+
 // query opens the project's DuckDB file (refill must not be holding it)
 // and returns the first column of the first row of q.
 func query(t *testing.T, dir, q string) any {

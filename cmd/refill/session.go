@@ -47,6 +47,9 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if err := checkProject(p, t); err != nil {
+		return nil, usageError{err}
+	}
 	d, schema := kind.dialect(t)
 	s := &session{app: a, project: p, dir: dir, target: t, info: kind.info,
 		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}}

@@ -31,6 +31,8 @@ type adapterKind struct {
 	// connecting; open connects.
 	dialect func(t *models.Target) (models.Dialect, string)
 	open    func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error)
+	// check, when set, refuses settings that cannot work with project p.
+	check func(t *models.Target, p *models.Project, schemas models.TargetSchemas) error
 }
 
 var adapterNames = []string{"clickhouse", "duckdb", "snowflake"}
@@ -52,6 +54,19 @@ func kindOf(name string) (adapterKind, bool) {
 				}
 				return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
 					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()})
+			},
+			check: func(t *models.Target, p *models.Project, s models.TargetSchemas) error {
+				// DuckDB names the database after its file: a schema of the
+				// same name makes every two-part name ambiguous.
+				path := cmp.Or(t.Path, "warehouse.duckdb")
+				catalog := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+				for _, schema := range append([]string{s.Default, s.Ledger, s.Stage}, p.Schemas()...) {
+					if schema != "" && strings.EqualFold(schema, catalog) {
+						return t.Errorf("path", "DuckDB names the database in %s %q, like the schema %s, which makes names such as %s.x ambiguous; rename the file",
+							filepath.Base(path), catalog, schema, schema)
+					}
+				}
+				return nil
 			},
 		}, true
 	case "clickhouse":
@@ -103,6 +118,25 @@ func checkTarget(t *models.Target) (adapterKind, error) {
 		return kind, t.Errorf("dsn", "target %s needs dsn: (the %s connection string, usually from an environment variable)", t.Name, t.Adapter)
 	}
 	return kind, nil
+}
+
+// checkProject refuses a target on which project p cannot run: models
+// whose tables collide with refill's schemas or the project's sources,
+// and settings the adapter rejects for p.
+func checkProject(p *models.Project, t *models.Target) error {
+	kind, err := checkTarget(t)
+	if err != nil {
+		return err
+	}
+	_, schema := kind.dialect(t)
+	s := models.TargetSchemas{Default: schema, Ledger: t.LedgerSchema, Stage: t.StageSchema}
+	if err := p.CheckNames(s); err != nil {
+		return err
+	}
+	if kind.check != nil {
+		return kind.check(t, p, s)
+	}
+	return nil
 }
 
 // dialectFor returns a target's dialect and default schema without

@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Drift: a table changed outside refill (dropped, rows deleted or added)
+// no longer holds what the ledger says. Noticing it must cost little on
+// every plan, so refill compares each table's total row count, which
+// warehouses keep in their metadata, with the sum the ledger recorded, and
+// counts rows per partition (one grouped scan) only for a table whose
+// total differs.
+
+// tableFacts checks the tables of the selected models and of the models
+// they read, when the adapter can count rows cheaply (adapters.RowCounter).
+func (r *Runner) tableFacts(ctx context.Context, sel Selection, records []adapters.Record) (map[string]*TableFacts, error) {
+	rc, ok := r.Adapter.(adapters.RowCounter)
+	if !ok {
+		return nil, nil
+	}
+	selected, err := r.Project.Select(sel.Select, sel.Exclude)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	// The ledger's total per model, and whether it can be trusted.
+	type total struct {
+		rows    int64
+		pending bool
+		any     bool
+	}
+	totals := map[string]*total{}
+	for i := range records {
+		rec := &records[i]
+		t := totals[rec.Model]
+		if t == nil {
+			t = &total{}
+			totals[rec.Model] = t
+		}
+		t.any = true
+		switch rec.State {
+		case adapters.StatePending:
+			t.pending = true
+		case adapters.StateDone, adapters.StatePartial, adapters.StateFailed:
+			t.rows += rec.Rows
+		}
+	}
+	var check []*models.Model
+	seen := map[*models.Model]bool{}
+	for _, m := range selected {
+		for _, c := range append([]*models.Model{m}, m.Upstream...) {
+			if !seen[c] && totals[c.Name] != nil {
+				seen[c] = true
+				check = append(check, c)
+			}
+		}
+	}
+	if len(check) == 0 {
+		return nil, nil
+	}
+	rels := make([]models.Relation, len(check))
+	for i, m := range check {
+		rels[i] = r.Scope.Relation(m)
+	}
+	counts, err := rc.CountRows(ctx, rels)
+	if err != nil {
+		return nil, fmt.Errorf("counting the rows of the target tables: %w", err)
+	}
+	out := map[string]*TableFacts{}
+	for i, m := range check {
+		n, exists := counts[rels[i].String()]
+		tf := &TableFacts{Relation: rels[i], Exists: exists}
+		out[m.Name] = tf
+		t := totals[m.Name]
+		if !exists || n < 0 || t.pending || n == t.rows {
+			continue
+		}
+		if tf.Rows, err = r.partitionRows(ctx, m, rels[i]); err != nil {
+			return nil, fmt.Errorf("counting the rows of %s per partition: %w", rels[i], err)
+		}
+	}
+	return out, nil
+}
+
+// partitionRows counts the rows of m's table per partition.
+func (r *Runner) partitionRows(ctx context.Context, m *models.Model, rel models.Relation) (map[string]int64, error) {
+	tag := adapters.Tag{Model: m.Name, Step: "drift"}
+	colType := ""
+	if m.Kind() != models.WholeTable {
+		probe, err := r.Adapter.Query(ctx, fmt.Sprintf("SELECT * FROM %s LIMIT 0", rel.Quote(r.Adapter.Dialect())), tag)
+		if err != nil {
+			return nil, err
+		}
+		i := columnIndex(probe.Columns, m.Config.PartitionBy)
+		if i < 0 {
+			return nil, fmt.Errorf("the table has no column %s (partition_by)", m.Config.PartitionBy)
+		}
+		if i < len(probe.Types) {
+			colType = probe.Types[i]
+		}
+	}
+	c, err := countPartitions(ctx, r.Adapter, tag, m, rel, colType, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	return c.rows, nil
+}
