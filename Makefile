@@ -6,7 +6,7 @@ TAGS    ?= minicore_disabled
 BIN     := bin/refill
 SHOP    := testdata/shop
 
-.PHONY: build test demo bench clean
+.PHONY: build test oracle demo bench clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/refill
@@ -19,13 +19,19 @@ test:
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
 
-# Backfill January 2024 of the example shop into testdata/shop/warehouse.duckdb
-# and print its status.
+# Many more random cases of the oracle test than make test runs (see
+# cmd/refill/oracle_test.go); ORACLE_CASES sets how many.
+ORACLE_CASES ?= 200
+oracle:
+	$(GO) test -tags $(TAGS) -count=1 -timeout 120m -run 'TestOracle$$' ./cmd/refill/ -oracle.cases $(ORACLE_CASES)
+
+# Backfill the example shop (January to April 2024) into
+# testdata/shop/warehouse.duckdb and print its status.
 demo: build
 	cd $(SHOP) && ../../$(BIN) seed
-	cd $(SHOP) && ../../$(BIN) plan --from 2024-01 --to 2024-01
-	cd $(SHOP) && ../../$(BIN) run --from 2024-01 --to 2024-01 --yes --quiet
-	cd $(SHOP) && ../../$(BIN) status --from 2024-01 --to 2024-04
+	cd $(SHOP) && ../../$(BIN) plan
+	cd $(SHOP) && ../../$(BIN) run --yes --quiet
+	cd $(SHOP) && ../../$(BIN) status
 
 # Go benchmarks (rendering, planning 1,000 models x 3,650 days) and the
 # end-to-end backfill harness on 10 million rows; see docs/benchmarks.md.

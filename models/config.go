@@ -19,6 +19,9 @@ type Config struct {
 	Values []any
 	// Start is the first partition's start, in Location.
 	Start time.Time
+	// End, when not zero, is the end of the last partition (the one
+	// holding the end: date): no partition after it exists.
+	End time.Time
 	// Location is the time zone of day and coarser partitions (UTC unless
 	// timezone is set). Windows are stored and rendered in UTC.
 	Location *time.Location
@@ -26,7 +29,11 @@ type Config struct {
 	// It defaults to true for hour grains and for models with a time zone.
 	TimestampWindow bool
 
-	Batch         int            // partitions per statement; 0 or 1 means one at a time
+	// Batch is how many consecutive partitions one statement computes. A
+	// model that sets it (1 or more) declares its SQL batch-safe: run over
+	// several partitions' window, it returns for each what it returns for
+	// that partition alone. 0 means not declared: never batched.
+	Batch         int
 	Tags          []string       // for tag: selectors
 	DependsOnPast map[string]int // ref name ("*" for all refs) -> extra partitions of look-back
 	Lookback      []int          // offsets from the last complete partition rerun on every scheduled run
@@ -93,7 +100,7 @@ type Audit struct {
 }
 
 var configKeys = []string{
-	"partition_by", "grain", "values", "start", "timezone", "partition_type", "batch", "tags",
+	"partition_by", "grain", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
 	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "audits",
 	"clickhouse", "snowflake", "description",
 }
@@ -104,8 +111,8 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
 func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 	c := Config{Location: time.UTC}
 	var (
-		startNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode *yaml.Node
-		partitionType, start                                                           string
+		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode *yaml.Node
+		partitionType, start, end                                                               string
 	)
 	d.fields(root, "model config", configKeys, func(key string, v *yaml.Node) {
 		switch key {
@@ -150,6 +157,9 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		case "start":
 			startNode = v
 			start, _ = d.str(v, key)
+		case "end":
+			endNode = v
+			end, _ = d.str(v, key)
 		case "timezone":
 			tzNode = v
 			if s, ok := d.str(v, key); ok {
@@ -239,7 +249,7 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		d.errAt(tzNode, "hour partitions are always UTC; timezone applies to day and coarser grains")
 	}
 	if c.Grain == 0 {
-		for key, n := range map[string]*yaml.Node{"start": startNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode, "watermark": watermarkNode} {
+		for key, n := range map[string]*yaml.Node{"start": startNode, "end": endNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode, "watermark": watermarkNode} {
 			if n != nil {
 				d.errAt(n, "%s applies only to time-partitioned models (set grain)", key)
 			}
@@ -257,6 +267,17 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 				d.errAt(startNode, "start: %v", err)
 			} else {
 				c.Start = c.Grain.Truncate(p.Start, c.Location)
+			}
+		}
+		if endNode != nil && end != "" {
+			p, err := ParsePeriod(end, c.Location)
+			switch {
+			case err != nil:
+				d.errAt(endNode, "end: %v", err)
+			case !c.Start.IsZero() && p.Start.Before(c.Start):
+				d.errAt(endNode, "end %s is before start", end)
+			default:
+				c.End = c.Grain.Add(c.Grain.Truncate(p.Start, c.Location), 1)
 			}
 		}
 		c.TimestampWindow = c.Grain == Hour || c.Location != time.UTC

@@ -90,10 +90,10 @@ func parseModel(name, file, text string) (*Model, error) {
 	if m.Config.Watermark != nil {
 		errs.add(m.Config.Watermark.compile(prototype(kind)))
 	}
-	if m.Config.Batch > 1 && m.SQL.UsesPartition {
+	if m.Config.Batch > 0 && m.SQL.UsesPartition {
 		errs.add(&Error{File: file, Msg: "batch renders several partitions as one statement, so the template cannot use partition: use start and end"})
 	}
-	if m.Config.Batch > 1 && m.Kind() != TimePartitioned {
+	if m.Config.Batch > 0 && m.Kind() != TimePartitioned {
 		errs.add(&Error{File: file, Msg: "batch applies only to time-partitioned models"})
 	}
 	if err := errs.Err(); err != nil {

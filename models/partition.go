@@ -110,6 +110,9 @@ func (m *Model) Partitions(first, last time.Time) []Partition {
 	if first.Before(m.Config.Start) {
 		first = m.Config.Start
 	}
+	if !m.Config.End.IsZero() && !last.Before(m.Config.End) {
+		last = m.Config.End.Add(-time.Nanosecond)
+	}
 	var out []Partition
 	g, loc := m.Config.Grain, m.Config.Location
 	for s := g.Truncate(first, loc); !s.After(last); s = g.Add(s, 1) {
@@ -130,6 +133,9 @@ func (m *Model) LastComplete(now time.Time) (last time.Time, ok bool) {
 	p := m.PartitionAt(cutoff)
 	if !m.Config.AllowPartial && p.End.After(cutoff) {
 		p = m.Next(p, -1)
+	}
+	if end := m.Config.End; !end.IsZero() && p.End.After(end) {
+		p = m.PartitionAt(end.Add(-time.Nanosecond)) // the model ends before now
 	}
 	if p.End.Before(m.Config.Start) || p.Start.Before(m.Config.Start) {
 		return time.Time{}, false

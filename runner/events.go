@@ -28,14 +28,18 @@ type PartitionResult struct {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	RunID       string
-	Partitions  []PartitionResult // in plan order
-	Succeeded   int
-	Failed      int
-	Skipped     int
-	Blocked     int
-	Interrupted bool     // the run was stopped before it finished
-	Warnings    []string // audits of severity warn that failed
+	RunID      string
+	Partitions []PartitionResult // in plan order
+	Succeeded  int
+	Failed     int
+	Skipped    int
+	Blocked    int
+	// Interrupted is set when a stop request left partitions undone.
+	// Signalled is set for any stop request: one that arrives after the
+	// last partition started lets the run finish, and it is not
+	// interrupted.
+	Interrupted, Signalled bool
+	Warnings               []string // audits of severity warn that failed
 	// LostLease is set when the run stopped because it could not renew its
 	// leases before they expired.
 	LostLease error

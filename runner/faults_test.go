@@ -80,7 +80,8 @@ func TestFaultInjectionCompletesExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := r.Run(context.Background(), plan, runner.RunOptions{Retries: 20, RetryDelay: time.Millisecond, Concurrency: 4})
+	// One partition per unit: many units, many statements to fail.
+	s, err := r.Run(context.Background(), plan, runner.RunOptions{Retries: 20, RetryDelay: time.Millisecond, Concurrency: 4, Batch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +159,7 @@ func boomOn(day string) string {
 partition_by: order_date
 grain: day
 start: 2024-01-01
+batch: 1
 */
 SELECT order_id, customer_id, order_date, status, region,
        amount + (CASE WHEN order_date = DATE '` + day + `' THEN CAST('boom' AS INTEGER) ELSE 0 END) AS amount

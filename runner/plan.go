@@ -161,10 +161,11 @@ func (pl *planner) candidates() error {
 		m := order[i]
 		byKey := map[string]models.Partition{}
 		if pl.chosen.Direct[m] {
-			parts, notes, err := pl.sel.rangeFor(m)
+			parts, notes, named, err := pl.sel.rangeOf(m)
 			if err != nil {
 				return err
 			}
+			pl.matched = pl.matched || named
 			pl.notes = append(pl.notes, notes...)
 			for _, p := range parts {
 				byKey[p.Key] = p
@@ -347,6 +348,9 @@ func joinDetail(a, b string) string {
 // blocked upstream partition) and the same without the partition, or the
 // upstream partition it waits for.
 func (pl *planner) unreadable(m *models.Model, p models.Partition) (why, cause string, wait *waitNote) {
+	// A partition that runs before its window is complete (allow_partial)
+	// may read upstream partitions that are not complete either.
+	open := m.Kind() == models.TimePartitioned && pl.sel.Now.Before(p.End.Add(m.Config.Delay))
 	for _, up := range m.Upstream {
 		last, complete := up.LastComplete(pl.sel.Now)
 		limit := last
@@ -383,6 +387,9 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition) (why, cause s
 				return fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
 					fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), nil
 			case up.Kind() == models.TimePartitioned && q.Start.After(limit):
+				if open {
+					continue // an open partition reads what there is; it is redone once complete
+				}
 				return "", "", &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
 			default:
 				how := "select +" + m.Name + " to build it"

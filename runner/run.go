@@ -23,8 +23,8 @@ type RunOptions struct {
 	// is retried, after RetryDelay doubled per attempt (with jitter).
 	Retries    int
 	RetryDelay time.Duration
-	// Batch, when positive, overrides every time-partitioned model's batch
-	// size; models whose SQL uses partition keep running one at a time.
+	// Batch, when positive, overrides the batch size of every model that
+	// declares batch: (see BatchSize).
 	Batch int
 	// SplitFailed retries each partition of a failed batch on its own.
 	SplitFailed bool
@@ -191,10 +191,22 @@ func (e *execution) batchSize(m *models.Model) int {
 	if m.Kind() != models.TimePartitioned {
 		return 1
 	}
-	if e.opts.Batch > 0 && !m.SQL.UsesPartition {
-		return e.opts.Batch
+	return BatchSize(m, e.opts.Batch)
+}
+
+// BatchSize returns how many partitions of m one statement computes, with
+// the --batch override (0 for none). Only models that declare batch: are
+// batched: batching a model whose SQL is not batch-safe (one that selects
+// {{ start }} as a value, say) would publish one partition's rows under
+// another's key.
+func BatchSize(m *models.Model, override int) int {
+	if m.Kind() != models.TimePartitioned || m.Config.Batch == 0 {
+		return 1
 	}
-	return max(m.Config.Batch, 1)
+	if override > 0 {
+		return override
+	}
+	return m.Config.Batch
 }
 
 func (e *execution) stopped() bool {
@@ -204,7 +216,7 @@ func (e *execution) stopped() bool {
 		select {
 		case <-e.opts.Stop:
 			e.stopping, e.why = true, "interrupted"
-			e.summary.Interrupted = true
+			e.summary.Signalled = true
 		default:
 		}
 	}
@@ -370,6 +382,9 @@ func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (err 
 // data is untouched, so it is reported as skipped and not recorded.
 func (e *execution) fail(ctx context.Context, group []*node, err error, attempts int, dur time.Duration) {
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		e.mu.Lock()
+		e.summary.Interrupted = true
+		e.mu.Unlock()
 		for _, n := range group {
 			e.settle(n, PartitionResult{Status: Skipped, Attempts: attempts, Err: errors.New("interrupted")})
 		}
@@ -430,6 +445,9 @@ func (e *execution) finish() *Summary {
 	for _, n := range e.nodes {
 		if !n.done {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
+			// A stop that left work undone interrupted the run; one that
+			// came after the last partition started did not.
+			s.Interrupted = s.Interrupted || s.Signalled
 		}
 		s.Partitions = append(s.Partitions, n.result)
 		switch n.result.Status {

@@ -109,13 +109,20 @@ func ParseSelection(text string) (Selection, error) {
 // rangeFor returns the partitions of m that s covers at s.Now, and notes
 // about what was left out.
 func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []string, err error) {
+	parts, notes, _, err = s.rangeOf(m)
+	return parts, notes, err
+}
+
+// rangeOf is rangeFor, also reporting whether --partitions named some
+// partition of m, complete or not.
+func (s Selection) rangeOf(m *models.Model) (parts []models.Partition, notes []string, named bool, err error) {
 	if len(s.Partitions) > 0 && (s.From != "" || s.To != "") {
-		return nil, nil, usageErrorf("--partitions cannot be combined with --from or --to")
+		return nil, nil, false, usageErrorf("--partitions cannot be combined with --from or --to")
 	}
 	if m.Kind() != models.TimePartitioned {
 		all := m.Partitions(time.Time{}, time.Time{})
 		if len(s.Partitions) == 0 {
-			return all, nil, nil
+			return all, nil, false, nil
 		}
 		keep := map[string]bool{}
 		for _, k := range s.Partitions {
@@ -126,43 +133,53 @@ func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []
 				parts = append(parts, p)
 			}
 		}
-		return parts, nil, nil
+		return parts, nil, len(parts) > 0, nil
 	}
 	loc := m.Config.Location
 	last, complete := m.LastComplete(s.Now)
 	if len(s.Partitions) > 0 {
 		seen := map[string]bool{}
+		cut := 0
 		for _, k := range s.Partitions {
 			per, err := models.ParsePeriod(k, loc)
 			if err != nil {
 				continue // a list value, or a key for another model
 			}
 			for _, p := range m.Partitions(per.Start, endInstant(per)) {
-				if !seen[p.Key] {
-					seen[p.Key] = true
-					parts = append(parts, p)
+				if seen[p.Key] {
+					continue
 				}
+				seen[p.Key], named = true, true
+				if !complete || p.Start.After(last) {
+					cut++
+					continue
+				}
+				parts = append(parts, p)
 			}
 		}
 		sort.Slice(parts, func(i, j int) bool { return parts[i].Start.Before(parts[j].Start) })
-		return parts, nil, nil
+		if cut > 0 {
+			notes = append(notes, fmt.Sprintf("%s: left out %d partition(s) not complete at %s (allow_partial: true runs them)",
+				m.Name, cut, s.Now.UTC().Format(time.RFC3339)))
+		}
+		return parts, notes, named, nil
 	}
 	first := m.Config.Start
 	if s.From != "" {
 		per, err := models.ParsePeriod(s.From, loc)
 		if err != nil {
-			return nil, nil, usageErrorf("--from: %v", err)
+			return nil, nil, false, usageErrorf("--from: %v", err)
 		}
 		first = per.Start
 	}
 	if !complete {
-		return nil, []string{fmt.Sprintf("%s: no partition is complete yet at %s", m.Name, s.Now.UTC().Format(time.RFC3339))}, nil
+		return nil, []string{fmt.Sprintf("%s: no partition is complete yet at %s", m.Name, s.Now.UTC().Format(time.RFC3339))}, false, nil
 	}
 	to := last
 	if s.To != "" {
 		per, err := models.ParsePeriod(s.To, loc)
 		if err != nil {
-			return nil, nil, usageErrorf("--to: %v", err)
+			return nil, nil, false, usageErrorf("--to: %v", err)
 		}
 		to = endInstant(per)
 		if to.After(last) {
@@ -173,7 +190,7 @@ func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []
 			to = last
 		}
 	}
-	return m.Partitions(first, to), notes, nil
+	return m.Partitions(first, to), notes, false, nil
 }
 
 // toBeforeFrom reports whether --to names an earlier period than --from.

@@ -125,7 +125,11 @@ func (e *execution) stageAll(ctx context.Context, units []*unit) error {
 // abortTogether skips every partition not already final.
 func (e *execution) abortTogether(ctx context.Context, cause error) {
 	why := "not published: the run was interrupted before publishing"
-	if cause != nil {
+	if cause == nil {
+		e.mu.Lock()
+		e.summary.Interrupted = true
+		e.mu.Unlock()
+	} else {
 		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", firstLine(cause.Error()))
 	}
 	for _, n := range e.nodes {

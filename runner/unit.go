@@ -16,6 +16,12 @@ type stagedUnit struct {
 	attempts int
 }
 
+// incomplete reports whether partition p of m runs before its window is
+// complete (allow_partial), by the clock of the run's plan.
+func (e *execution) incomplete(m *models.Model, p models.Partition) bool {
+	return m.Kind() == models.TimePartitioned && e.plan.Selection.Now.Before(p.End.Add(m.Config.Delay))
+}
+
 // stagedCount returns the rows this run staged for partition key of
 // model, if it did.
 func (e *execution) stagedCount(model, key string) (int64, bool) {
@@ -125,6 +131,9 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fps[i],
 			Rows: v.rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
 			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
+		if e.incomplete(m, p) {
+			records[i].State = adapters.StatePartial
+		}
 	}
 	su := &stagedUnit{nodes: group, stage: st, records: records, attempts: attempt}
 	if keep {

@@ -3,6 +3,7 @@ package clickhouse_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -386,5 +387,88 @@ func TestNullablePartitionColumn(t *testing.T) {
 	}
 	if got := c.partitions("daily"); fmt.Sprint(got) != "[202401]" {
 		t.Errorf("partitions %v", got)
+	}
+}
+
+// Hole 10: the ledger records a publication as pending before the swap
+// and done after it, so a crash in between is seen by the next run. The
+// crash is simulated by cancelling the context as the final ledger write
+// is about to run.
+func TestSwapIsPendingUntilRecorded(t *testing.T) {
+	s := schemas(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := &statementLog{}
+	crash := false
+	cfg := clickhouse.Config{DSN: dsn(t), Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage, Log: func(q string) {
+		log.add(q)
+		if crash && strings.Contains(q, "'done'") && strings.Contains(q, "INSERT INTO") {
+			cancel()
+		}
+	}}
+	a, err := clickhouse.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &chTest{t: t, a: a, s: s.Default, log: log, ctx: context.Background()}
+	t.Cleanup(func() {
+		for _, db := range []string{s.Default, s.Ledger, s.Stage} {
+			a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+a.Dialect().QuoteIdent(db))
+		}
+		a.Close()
+	})
+	if err := a.SetupLedger(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.seedDays("src", "2024-01-01", "2024-01-03", old)
+	m := dailyModel("")
+	target := c.rel("t")
+	publish := func(from, to string) error {
+		st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: target, Query: c.between("src", "d", from, to),
+			Window: dayWindow(from, to), Tag: adapters.Tag{RunID: "20240101T000000Z-aaaaaa", Model: "m", Step: "stage"}})
+		if err != nil {
+			return err
+		}
+		defer a.DropStage(context.Background(), st)
+		now := time.Now().UTC()
+		return a.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{{Model: "m", Partition: from, State: adapters.StateDone,
+			Fingerprint: "fp", Rows: 1, RunID: "r", Attempts: 1, StartedAt: now, FinishedAt: now, PublishedAt: now}}}})
+	}
+	if err := publish("2024-01-01", "2024-01-02"); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, q := range log.stmts {
+		switch {
+		case strings.Contains(q, "'pending'"):
+			order = append(order, "pending")
+		case strings.Contains(q, "'done'") && strings.Contains(q, "INSERT INTO"):
+			order = append(order, "done")
+		case strings.HasPrefix(q, "ALTER TABLE") && strings.Contains(q, "REPLACE PARTITION") && strings.Contains(q, "`t`"):
+			order = append(order, "swap")
+		}
+	}
+	if fmt.Sprint(order) != "[pending swap done]" {
+		t.Errorf("ledger writes and swap in the order %v; want [pending swap done]", order)
+	}
+	crash = true
+	if err := publish("2024-01-02", "2024-01-03"); err == nil {
+		t.Fatal("the publish whose last ledger write was cut succeeded")
+	} else if !errors.Is(err, adapters.ErrMaybePublished) {
+		t.Errorf("error %v does not say the swap may have happened", err)
+	}
+	recs, err := a.Partitions(context.Background(), []string{"m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]adapters.State{}
+	for _, r := range recs {
+		states[r.Partition] = r.State
+	}
+	if states["2024-01-01"] != adapters.StateDone || states["2024-01-02"] != adapters.StatePending {
+		t.Errorf("ledger states %v; want the interrupted publication pending", states)
+	}
+	if got := c.dump("t", "d", "2006-01-02"); len(got) != 2 {
+		t.Errorf("target rows %v: the swap happened, so both days are there", got)
 	}
 }

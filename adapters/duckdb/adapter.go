@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -79,7 +80,13 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 			dsn = cfg.Path + "?access_mode=READ_ONLY"
 		}
 	}
-	connector, err := duckdb.NewConnector(dsn, nil)
+	// Every connection reads and writes times in UTC, whatever the
+	// machine's zone: TIMESTAMPTZ values and date arithmetic on them
+	// compare with refill's UTC windows.
+	connector, err := duckdb.NewConnector(dsn, func(c driver.ExecerContext) error {
+		_, err := c.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
+		return err
+	})
 	if err != nil {
 		return nil, openError(cfg.Path, err)
 	}

@@ -56,14 +56,14 @@ func TestRefillTestCatchesBreakage(t *testing.T) {
 		}, []string{"FAIL  run       marts.daily_revenue", "models/marts/daily_revenue.sql", "amount_typo"}},
 		{"broken template", func(t *testing.T, dir string) {
 			edit(t, dir, "models/marts/daily_revenue.sql", "{{ end }}", "{{ ned }}")
-		}, []string{"FAIL  validate  models/marts/daily_revenue.sql", "models/marts/daily_revenue.sql:17:53: template: unknown name ned (did you mean \"end\"?)", "unknown name ned"}},
+		}, []string{"FAIL  validate  models/marts/daily_revenue.sql", "models/marts/daily_revenue.sql:19:53: template: unknown name ned (did you mean \"end\"?)", "unknown name ned"}},
 		{"broken expectation", func(t *testing.T, dir string) {
 			edit(t, dir, "models/marts/daily_revenue.test.yml", "revenue: 30.5", "revenue: 31.5")
 		}, []string{"FAIL  unit      marts.daily_revenue \"sums the day's orders and returns\"", "models/marts/daily_revenue.test.yml:3:",
 			"expected, but not in the output:", "revenue: 31.5", "in the output, but not expected:", "revenue: 30.5"}},
 		{"broken audit", func(t *testing.T, dir string) {
 			edit(t, dir, "models/staging/orders.sql", "values: [placed, shipped, returned]", "values: [placed, shipped]")
-		}, []string{"FAIL  audit     staging.orders accepted_values(status)", "models/staging/orders.sql:10: accepted_values(status)", "returned"}},
+		}, []string{"FAIL  audit     staging.orders accepted_values(status)", "models/staging/orders.sql:12: accepted_values(status)", "returned"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := shop(t, nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 )
 
@@ -150,6 +151,12 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	text := f.output == "text"
 	if text && !a.quiet {
 		a.printPlan(a.stdout, s, plan, false)
+		if opts.Batch > 0 {
+			if skipped := unbatched(plan, opts.Batch); len(skipped) > 0 {
+				fmt.Fprintf(a.stdout, "note: --batch %d does not batch %s: a model must declare batch: to be batched (its SQL must be batch-safe)\n",
+					opts.Batch, strings.Join(skipped, ", "))
+			}
+		}
 	}
 	if f.dryRun || len(plan.Steps) == 0 && len(plan.Blocked) == 0 {
 		if !text {
@@ -245,6 +252,21 @@ func (s *session) resumeSelection(id string) (runner.Selection, error) {
 	return sel, nil
 }
 
+// unbatched returns the time-partitioned models of plan that --batch n
+// does not batch.
+func unbatched(plan *runner.Plan, n int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, st := range plan.Steps {
+		m := st.Model
+		if !seen[m.Name] && m.Kind() == models.TimePartitioned && runner.BatchSize(m, n) == 1 && n > 1 {
+			out = append(out, m.Name)
+		}
+		seen[m.Name] = true
+	}
+	return out
+}
+
 func (a *app) confirm(question string) bool {
 	fmt.Fprintf(a.stdout, "%s [y/N] ", question)
 	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
@@ -302,8 +324,11 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
 	if sum.LostLease != nil {
 		fmt.Fprintf(w, "Stopped: %v\n", sum.LostLease)
 	}
-	if sum.Interrupted {
+	switch {
+	case sum.Interrupted:
 		fmt.Fprintln(w, "Interrupted: in-flight partitions finished; nothing else was started.")
+	case sum.Signalled:
+		fmt.Fprintln(w, "An interrupt arrived after the last partition had started: the run finished its work.")
 	}
 	var failed, skipped, blockedParts []runner.PartitionResult
 	for _, p := range sum.Partitions {

@@ -172,7 +172,7 @@ func TestPublishTogether(t *testing.T) {
 	execSQL(t, dir, `UPDATE raw.orders SET amount = amount + 1 WHERE order_date BETWEEN DATE '2024-01-03' AND DATE '2024-01-05'`)
 	good := readFile(t, dir, "models/marts/daily_revenue.sql")
 	write(t, dir, "models/marts/daily_revenue.sql", strings.Replace(good,
-		"GROUP BY order_date", "GROUP BY order_date\nUNION ALL SELECT DATE '2023-01-01', 0, 0, 0 WHERE {{ partition }} = '2024-01-04'", 1))
+		"GROUP BY order_date", "GROUP BY order_date\nUNION ALL SELECT DATE '2023-01-01', 0, 0, 0 FROM (SELECT 1) WHERE DATE '2024-01-04' >= {{ start }} AND DATE '2024-01-04' < {{ end }}", 1))
 	r := refill(t, dir, "run", "staging.orders+", "--from", "2024-01-03", "--to", "2024-01-05", janNow, "--mode", "all", "--publish", "together")
 	if r.code != exitFailed {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)

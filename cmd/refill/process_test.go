@@ -23,11 +23,20 @@ import (
 
 var (
 	binOnce sync.Once
+	binDir  string // removed by TestMain
 	binPath string
 	binErr  error
 )
 
-// binary builds refill once per test run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary builds refill once per test run, as the Makefile does.
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -39,8 +48,8 @@ func binary(t *testing.T) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "refill")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		binDir, binPath = dir, filepath.Join(dir, "refill")
+		out, err := exec.Command("go", "build", "-tags", "minicore_disabled", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -147,7 +147,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 	edit(t, dir, "models/staging/orders.sql", "{{ start }}", "{{ strat }}")
 	r := refill(t, dir, "run", now)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "models/marts/daily_revenue.sql:4:8: unknown grain") ||
-		!strings.Contains(r.stderr, "models/staging/orders.sql:14:24: template: unknown name strat") ||
+		!strings.Contains(r.stderr, "models/staging/orders.sql:16:24: template: unknown name strat") ||
 		strings.Contains(r.stderr, "unknown name start") {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}

@@ -3,6 +3,8 @@ description: Revenue per day.
 partition_by: order_date
 grain: day
 start: 2024-01-01
+end: 2024-04-30             # the example data ends here
+batch: 7                    # a week of days per statement in backfills
 tags: [finance]
 audits:
   - not_null: [order_date, revenue]

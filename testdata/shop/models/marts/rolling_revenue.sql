@@ -3,6 +3,8 @@ description: Revenue over the seven days ending on each day.
 partition_by: day
 grain: day
 start: 2024-01-01
+end: 2024-04-30             # the example data ends here
+batch: 7                    # a week of days per statement in backfills
 depends_on_past: 6        # each day reads the six days before it too
 tags: [finance]
 */

@@ -1,0 +1,892 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/models"
+)
+
+// The oracle test. It generates small projects and random sequences of
+// refill commands (runs with random selections, ranges, modes, batches,
+// publish modes and concurrency; runs of the real binary killed or
+// interrupted at random moments; resumes; late and poisoned source rows;
+// logic changes; tables changed behind refill's back), then checks the
+// promise against a recomputation the test does itself:
+//
+//   - after every run that exits 0, no partition it published read an
+//     upstream partition that was missing, failed, or rewritten after it
+//     (by the test's own account of what each model reads);
+//   - after every command, every published ledger record's row count is
+//     the rows of its window in the table;
+//   - after a final plain scheduled run, every table equals the model's SQL
+//     run partition by partition, in dependency order, over the whole
+//     range (rows as a multiset, column names and types), and a plan has
+//     nothing to do.
+//
+// go test -run TestOracle -oracle.cases 200 runs more cases (make oracle);
+// -oracle.seed N replays one.
+
+var (
+	oracleCases = flag.Int("oracle.cases", 6, "random cases TestOracle runs")
+	oracleSeed  = flag.Uint64("oracle.seed", 0, "run only the case with this seed")
+	oracleSteps = flag.Int("oracle.steps", 9, "commands per case")
+)
+
+// The generated project's calendar: events from 26 February to 12 March
+// 2024 (a month end, and the United States' change to summer time on the
+// 10th), and a clock just after.
+var (
+	oracleFirst = time.Date(2024, 2, 26, 0, 0, 0, 0, time.UTC)
+	oracleLast  = time.Date(2024, 3, 12, 23, 0, 0, 0, time.UTC)
+	oracleNow   = "--now=2024-03-13T00:30:00Z"
+	newYork, _  = time.LoadLocation("America/New_York")
+)
+
+// genModel is one model of a generated project, with what the test knows
+// of it independently of refill: which partitions of which models each of
+// its partitions reads, and how to find a partition's rows.
+type genModel struct {
+	name  string
+	sql   func(k int) string // the model file, with logic constant k
+	k     int
+	kind  models.Kind
+	reads func(key string) map[string][]string // upstream model -> keys ("*": all it has)
+	// keyOf is the SQL expression giving a row's partition key.
+	keyOf string
+}
+
+// oracleModels returns the models a case may use. hourly reads the source
+// and is always there; the others are picked at random.
+func oracleModels() []*genModel {
+	hoursOf := func(from, to time.Time) []string {
+		var out []string
+		for t := from; t.Before(to); t = t.Add(time.Hour) {
+			if !t.Before(oracleFirst) {
+				out = append(out, t.Format("2006-01-02T15"))
+			}
+		}
+		return out
+	}
+	day := func(key string) time.Time { t, _ := time.Parse("2006-01-02", key); return t }
+	daysOf := func(from, to time.Time) []string {
+		var out []string
+		for t := from; t.Before(to); t = t.AddDate(0, 0, 1) {
+			if !t.Before(oracleFirst) {
+				out = append(out, t.Format("2006-01-02"))
+			}
+		}
+		return out
+	}
+	nyDay := func(key string) (time.Time, time.Time) {
+		d := day(key)
+		s := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, newYork)
+		return s.UTC(), s.AddDate(0, 0, 1).UTC()
+	}
+	return []*genModel{
+		{name: "hourly", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: h
+grain: hour
+start: 2024-02-26
+batch: 24
+lookback: 30
+watermark: SELECT count(*) || ':' || coalesce(sum(v), 0) FROM {{ source("raw.events") }} WHERE ts >= {{ start }} AND ts < {{ end }}
+tags: [core]
+*/
+SELECT date_trunc('hour', ts) AS h, region, count(*) AS n, sum(v) * %d AS s
+FROM {{ source("raw.events") }}
+WHERE ts >= {{ start }} AND ts < {{ end }}
+  AND CASE WHEN v < 0 THEN error('poisoned event') ELSE TRUE END
+GROUP BY 1, 2`, k)
+		}, reads: func(string) map[string][]string { return nil },
+			keyOf: "strftime(h, '%Y-%m-%dT%H')"},
+		{name: "daily", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-02-26
+batch: 1
+*/
+SELECT CAST(h AS DATE) AS d, sum(n) AS n, sum(s) * %d AS s
+FROM {{ ref("hourly") }} WHERE h >= {{ start }} AND h < {{ end }}
+GROUP BY 1`, k)
+		}, reads: func(key string) map[string][]string {
+			return map[string][]string{"hourly": hoursOf(day(key), day(key).AddDate(0, 0, 1))}
+		}, keyOf: "strftime(d, '%Y-%m-%d')"},
+		{name: "rolling", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-02-26
+depends_on_past: 2
+batch: 1
+*/
+SELECT CAST(x.d + CAST(o.i AS INTEGER) AS DATE) AS d, sum(x.s) + %d AS s3
+FROM {{ ref("daily") }} AS x CROSS JOIN range(3) AS o(i)
+WHERE x.d >= {{ date_add(start, -2, "day") }} AND x.d < {{ end }}
+  AND x.d + CAST(o.i AS INTEGER) >= {{ start }} AND x.d + CAST(o.i AS INTEGER) < {{ end }}
+GROUP BY 1`, k)
+		}, reads: func(key string) map[string][]string {
+			return map[string][]string{"daily": daysOf(day(key).AddDate(0, 0, -2), day(key).AddDate(0, 0, 1))}
+		}, keyOf: "strftime(d, '%Y-%m-%d')"},
+		{name: "ny_daily", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: day_start
+grain: day
+start: 2024-02-26
+timezone: America/New_York
+*/
+SELECT {{ start }} AS day_start, count(*) AS hours, coalesce(sum(s), 0) * %d AS s
+FROM {{ ref("hourly") }} WHERE h >= {{ start }} AND h < {{ end }}`, k)
+		}, reads: func(key string) map[string][]string {
+			s, e := nyDay(key)
+			return map[string][]string{"hourly": hoursOf(s, e)}
+		}, keyOf: "strftime(timezone('America/New_York', CAST(day_start AS TIMESTAMPTZ)), '%Y-%m-%d')"},
+		{name: "ny_local", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: local_date
+grain: day
+start: 2024-02-26
+timezone: America/New_York
+partition_type: date
+batch: 1
+*/
+SELECT CAST(timezone('America/New_York', CAST(h AS TIMESTAMPTZ)) AS DATE) AS local_date, sum(s) * %d AS s
+FROM {{ ref("hourly") }}
+WHERE h >= {{ cast_timestamp(start) }} AND h < {{ cast_timestamp(end) }}
+GROUP BY 1`, k)
+		}, reads: func(key string) map[string][]string {
+			s, e := nyDay(key)
+			return map[string][]string{"hourly": hoursOf(s, e)}
+		}, keyOf: "strftime(local_date, '%Y-%m-%d')"},
+		{name: "weekly", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: week_start
+grain: week
+start: 2024-02-26
+*/
+SELECT {{ start }} AS week_start, count(*) AS days, coalesce(sum(s), 0) + %d AS s
+FROM {{ ref("daily") }} WHERE d >= {{ start }} AND d < {{ end }}`, k)
+		}, reads: func(key string) map[string][]string {
+			var y, w int
+			fmt.Sscanf(key, "%d-W%d", &y, &w)
+			p, _ := models.ParsePeriod(key, time.UTC)
+			return map[string][]string{"daily": daysOf(p.Start, p.End)}
+		}, keyOf: "strftime(week_start, '%G-W%V')"},
+		{name: "monthly", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: month_start
+grain: month
+start: 2024-02
+*/
+SELECT {{ start }} AS month_start, count(*) AS days, coalesce(sum(s), 0) + %d AS s
+FROM {{ ref("daily") }} WHERE d >= {{ start }} AND d < {{ end }}`, k)
+		}, reads: func(key string) map[string][]string {
+			p, _ := models.ParsePeriod(key, time.UTC)
+			return map[string][]string{"daily": daysOf(p.Start, p.End)}
+		}, keyOf: "strftime(month_start, '%Y-%m')"},
+		{name: "by_region", kind: models.ListPartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: region
+values: [eu, us, apac]
+tags: [regions]
+*/
+SELECT region, sum(n) AS n, sum(s) + %d AS s FROM {{ ref("hourly") }} WHERE region = {{ partition }} GROUP BY region`, k)
+		}, reads: func(string) map[string][]string { return map[string][]string{"hourly": {"*"}} },
+			keyOf: "region"},
+		{name: "total", kind: models.WholeTable, sql: func(k int) string {
+			return fmt.Sprintf(`SELECT count(*) AS days, coalesce(sum(s), 0) + %d AS s FROM {{ ref("daily") }}`, k)
+		}, reads: func(string) map[string][]string { return map[string][]string{"daily": {"*"}} },
+			keyOf: "'all'"},
+	}
+}
+
+// oracle is one generated case.
+type oracle struct {
+	t      *testing.T
+	seed   uint64
+	rng    *rand.Rand
+	dir    string
+	bin    string
+	models []*genModel
+	byName map[string]*genModel
+	log    []string // what was done, for the failure report
+	// allowed are runs made with --allow-missing-upstream, which may read
+	// missing upstream partitions by request.
+	allowed map[string]bool
+	lastRun string // the latest run that did not finish, for --resume
+	// drifted are the partitions whose rows the test changed behind
+	// refill's back, until a run repairs them.
+	drifted map[string]bool
+	// errorf reports a broken promise (t.Errorf, unless a test of the
+	// checks collects them).
+	errorf  func(format string, args ...any)
+	started time.Time
+}
+
+func TestOracle(t *testing.T) {
+	bin := binary(t)
+	seeds := []uint64{*oracleSeed}
+	if *oracleSeed == 0 {
+		seeds = nil
+		base := uint64(time.Now().UnixNano())
+		for i := 0; i < *oracleCases; i++ {
+			seeds = append(seeds, base+uint64(i)*7919)
+		}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			o := newOracle(t, bin, seed)
+			defer func() {
+				if t.Failed() || testing.Verbose() {
+					t.Logf("replay: go test ./cmd/refill -run 'TestOracle$' -oracle.seed %d\nsteps:\n  %s", seed, strings.Join(o.log, "\n  "))
+				}
+			}()
+			for i := 0; i < *oracleSteps && !t.Failed(); i++ {
+				o.step()
+			}
+			if !t.Failed() {
+				o.finish()
+			}
+		})
+	}
+}
+
+// newOracle generates case seed. With want, the case has exactly the
+// models it names (hourly always).
+func newOracle(t *testing.T, bin string, seed uint64, want ...string) *oracle {
+	o := &oracle{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), dir: t.TempDir(), bin: bin,
+		byName: map[string]*genModel{}, allowed: map[string]bool{}, errorf: t.Errorf}
+	all := oracleModels()
+	o.models = append(o.models, all[0])
+	for _, m := range all[1:] {
+		if want != nil && slices.Contains(want, m.name) || want == nil && o.rng.IntN(3) > 0 {
+			o.models = append(o.models, m)
+		}
+	}
+	// Everything but hourly reads daily or hourly; keep daily when any of
+	// its readers is kept.
+	need := map[string]bool{}
+	for _, m := range o.models {
+		for up := range m.reads("2024-03-01") {
+			need[up] = true
+		}
+	}
+	if need["daily"] && !slices.ContainsFunc(o.models, func(m *genModel) bool { return m.name == "daily" }) {
+		o.models = append(o.models, all[1])
+	}
+	for _, m := range o.models {
+		m.k = 1 + o.rng.IntN(3)
+		o.byName[m.name] = m
+		o.write("models/"+m.name+".sql", m.sql(m.k))
+	}
+	o.write("refill.yml", "targets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\n")
+	var b strings.Builder
+	b.WriteString("ts,region,v\n")
+	regions := []string{"eu", "us", "apac"}
+	for h := oracleFirst; !h.After(oracleLast); h = h.Add(time.Hour) {
+		for n := o.rng.IntN(3); n > 0; n-- {
+			ts := h.Add(time.Duration(o.rng.IntN(3600)) * time.Second)
+			fmt.Fprintf(&b, "%s,%s,%d\n", ts.Format("2006-01-02 15:04:05"), regions[o.rng.IntN(3)], 1+o.rng.IntN(100))
+		}
+	}
+	o.write("seeds/raw/events.csv", b.String())
+	o.started = time.Now()
+	o.must("seed")
+	o.logf("models %v, constants %v", o.names(), o.constants())
+	return o
+}
+
+func (o *oracle) names() []string {
+	var out []string
+	for _, m := range o.models {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+func (o *oracle) constants() map[string]int {
+	out := map[string]int{}
+	for _, m := range o.models {
+		out[m.name] = m.k
+	}
+	return out
+}
+
+func (o *oracle) write(rel, text string) { write(o.t, o.dir, rel, text) }
+
+func (o *oracle) logf(format string, args ...any) {
+	o.log = append(o.log, fmt.Sprintf("%6.2fs ", time.Since(o.started).Seconds())+fmt.Sprintf(format, args...))
+}
+
+// refill runs the CLI in-process.
+func (o *oracle) refill(args ...string) result {
+	o.t.Helper()
+	return refill(o.t, o.dir, args...)
+}
+
+func (o *oracle) must(args ...string) result {
+	o.t.Helper()
+	r := o.refill(args...)
+	if r.code != 0 {
+		o.t.Fatalf("refill %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// step does one random command and checks what can be checked after it.
+func (o *oracle) step() {
+	switch n := o.rng.IntN(20); {
+	case n < 9:
+		o.run(false)
+	case n < 11:
+		o.run(true) // with the real binary, killed or interrupted
+	case n < 12 && o.lastRun != "":
+		o.resume()
+	case n < 15:
+		o.lateRows()
+	case n < 17:
+		o.changeLogic()
+	case n < 18:
+		o.drift()
+	default:
+		o.run(false)
+	}
+	o.checkRowCounts()
+}
+
+// runArgs returns random run flags.
+func (o *oracle) runArgs() []string {
+	args := []string{"run", oracleNow, "--yes", "--retries", "0"}
+	switch o.rng.IntN(6) {
+	case 0, 1: // everything
+	case 2:
+		args = append(args, o.pick().name)
+	case 3:
+		args = append(args, "+"+o.pick().name)
+	case 4:
+		args = append(args, o.pick().name+"+")
+	default:
+		args = append(args, "tag:core+")
+	}
+	first := oracleFirst.AddDate(0, 0, o.rng.IntN(16))
+	last := first.AddDate(0, 0, o.rng.IntN(6))
+	switch o.rng.IntN(4) {
+	case 0: // scheduled: lookback applies
+	case 1:
+		args = append(args, "--partitions", first.Format("2006-01-02")+","+last.Format("2006-01-02"))
+	default:
+		args = append(args, "--from", first.Format("2006-01-02"), "--to", last.Format("2006-01-02"))
+	}
+	switch o.rng.IntN(8) {
+	case 0:
+		args = append(args, "--mode", "all")
+	case 1:
+		args = append(args, "--mode", "missing")
+	case 2:
+		args = append(args, "--mode", "failed")
+	}
+	if o.rng.IntN(4) == 0 {
+		args = append(args, "--batch", fmt.Sprint(2+o.rng.IntN(6)))
+	}
+	if o.rng.IntN(5) == 0 {
+		args = append(args, "--publish", "together")
+	}
+	args = append(args, "--concurrency", fmt.Sprint(1+o.rng.IntN(4)))
+	if o.rng.IntN(10) == 0 {
+		args = append(args, "--allow-missing-upstream")
+	}
+	return append(args, "--output", "json")
+}
+
+func (o *oracle) pick() *genModel { return o.models[o.rng.IntN(len(o.models))] }
+
+// run runs refill: in-process, or as the real binary that is killed or
+// interrupted after a random delay.
+func (o *oracle) run(process bool) {
+	args := o.runArgs()
+	allow := slices.Contains(args, "--allow-missing-upstream")
+	if !process {
+		r := o.refill(args...)
+		o.logf("refill %s -> exit %d", strings.Join(args, " "), r.code)
+		if r.code == exitUsage && strings.Contains(r.stderr, "matches no partition") {
+			return // --partitions named days of list or whole-table models only
+		}
+		o.ran(r.code, r.stdout, allow)
+		return
+	}
+	sig := syscall.SIGKILL
+	if o.rng.IntN(2) == 0 {
+		sig = syscall.SIGINT
+	}
+	delay := time.Duration(5+o.rng.IntN(600)) * time.Millisecond
+	cmd := exec.Command(o.bin, append([]string{"--project", o.dir}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		o.t.Fatal(err)
+	}
+	timer := time.AfterFunc(delay, func() { cmd.Process.Signal(sig) })
+	cmd.Wait()
+	timer.Stop()
+	code := cmd.ProcessState.ExitCode()
+	o.logf("refill %s, %s after %s -> exit %d", strings.Join(args, " "), sig, delay, code)
+	if code == 0 {
+		o.ran(code, jsonPart(out.String()), allow)
+	}
+	if code == exitUsage && strings.Contains(out.String(), "matches no partition") {
+		return
+	}
+	if code != 0 && code != 1 && code != exitInterrupted && code != -1 {
+		o.t.Fatalf("exit %d\n%s", code, out.String())
+	}
+	if id := o.unfinishedRun(); id != "" {
+		o.lastRun = id
+	}
+}
+
+// jsonPart returns the JSON object at the end of output.
+func jsonPart(s string) string {
+	if i := strings.Index(s, "{\n"); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+// ran checks a finished run: exit 0 or 1 (failed partitions), and for
+// each partition it published, that it read only upstream partitions
+// that were there.
+func (o *oracle) ran(code int, stdout string, allow bool) {
+	o.t.Helper()
+	if code != 0 && code != exitFailed {
+		o.t.Fatalf("run exited %d\n%s", code, stdout)
+	}
+	if stdout == "" {
+		return
+	}
+	var out runOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		o.t.Fatalf("run output: %v\n%s", err, stdout)
+	}
+	if out.RunID == "" {
+		return // nothing to do
+	}
+	if allow {
+		o.allowed[out.RunID] = true
+	}
+	if code == 0 && !allow {
+		o.checkReads(out.RunID)
+	}
+	if out.Failed > 0 || out.Interrupted {
+		o.lastRun = out.RunID
+	}
+}
+
+// ledgerRecord is what the checks need of a ledger row.
+type ledgerRecord struct {
+	model, key, state, run string
+	rows                   int64
+	started, published     time.Time
+}
+
+func (o *oracle) ledger() map[string]ledgerRecord {
+	db := o.open()
+	defer db.Close()
+	return o.ledgerOf(db)
+}
+
+func (o *oracle) ledgerOf(db *sql.DB) map[string]ledgerRecord {
+	out := map[string]ledgerRecord{}
+	if !o.hasLedger(db) {
+		return out
+	}
+	for _, r := range dbRows(o.t, db, `SELECT model, partition_key, state, run_id, coalesce(row_count, 0), started_at, coalesce(published_at, TIMESTAMP '1970-01-01') FROM refill.partitions`) {
+		rec := ledgerRecord{model: r[0].(string), key: r[1].(string), state: r[2].(string), run: r[3].(string), rows: toInt(r[4]),
+			started: r[5].(time.Time), published: r[6].(time.Time)}
+		out[rec.model+" "+rec.key] = rec
+	}
+	return out
+}
+
+// checkReads checks that every partition run published read upstream
+// partitions that were built, and not rewritten after it read them.
+func (o *oracle) checkReads(run string) {
+	o.t.Helper()
+	led := o.ledger()
+	all := map[string][]string{}
+	for _, rec := range led {
+		if rec.run != run || (rec.state != "done" && rec.state != "partial") {
+			continue
+		}
+		m := o.byName[rec.model]
+		for upName, keys := range m.reads(rec.key) {
+			if len(keys) == 1 && keys[0] == "*" {
+				if all[upName] == nil {
+					all[upName] = o.allKeys(upName)
+				}
+				keys = all[upName]
+			}
+			for _, k := range keys {
+				up, ok := led[upName+" "+k]
+				switch {
+				case !ok:
+					o.errorf("run %s published %s %s, which reads %s %s, which was never built", run, rec.model, rec.key, upName, k)
+				case up.state != "done" && up.state != "partial":
+					o.errorf("run %s published %s %s, which reads %s %s, which is %s", run, rec.model, rec.key, upName, k, up.state)
+				case up.published.After(rec.started) && !up.published.Equal(rec.published):
+					o.errorf("run %s published %s %s (started %s), which reads %s %s, republished after it at %s",
+						run, rec.model, rec.key, rec.started, upName, k, up.published)
+				}
+			}
+		}
+	}
+}
+
+// allKeys returns every partition key of a time model that is complete
+// at the test's clock.
+func (o *oracle) allKeys(name string) []string {
+	m, err := o.project().Model(name)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	last, _ := m.LastComplete(mustParse(oracleNow))
+	var out []string
+	for _, p := range m.Partitions(m.Config.Start, last) {
+		out = append(out, p.Key)
+	}
+	return out
+}
+
+func mustParse(flag string) time.Time {
+	t, err := time.Parse(time.RFC3339, strings.TrimPrefix(flag, "--now="))
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func (o *oracle) project() *models.Project {
+	o.t.Helper()
+	p, err := models.Load(os.DirFS(o.dir), models.LoadOptions{})
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	return p
+}
+
+// checkRowCounts checks that every published record's row count is the
+// rows its window holds in the table.
+func (o *oracle) checkRowCounts() {
+	o.t.Helper()
+	db := o.open()
+	defer db.Close()
+	if !o.hasLedger(db) {
+		return
+	}
+	counts := map[string]int64{} // "model key" -> rows
+	for _, m := range o.models {
+		if !o.tableExists(db, m.name) {
+			continue // dropped by the test: the next plan finds the drift
+		}
+		for _, r := range dbRows(o.t, db, fmt.Sprintf("SELECT %s, count(*) FROM main.%s GROUP BY 1", m.keyOf, m.name)) {
+			counts[m.name+" "+fmt.Sprint(r[0])] = toInt(r[1])
+		}
+	}
+	for k, rec := range o.ledgerOf(db) {
+		if rec.state != "done" && rec.state != "partial" || o.drifted[k] {
+			continue
+		}
+		if n := counts[k]; n != rec.rows {
+			o.errorf("%s %s: the ledger records %d rows, the table holds %d", rec.model, rec.key, rec.rows, n)
+		}
+	}
+}
+
+// open opens the project's DuckDB file, which no refill may hold.
+func (o *oracle) open() *sql.DB {
+	o.t.Helper()
+	db, err := sql.Open("duckdb", filepath.Join(o.dir, "warehouse.duckdb"))
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	return db
+}
+
+func (o *oracle) hasLedger(db *sql.DB) bool {
+	return dbRows(o.t, db, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill' AND table_name = 'partitions'`)[0][0] == int64(1)
+}
+
+func (o *oracle) tableExists(db *sql.DB, name string) bool {
+	return dbRows(o.t, db, fmt.Sprintf(`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = '%s'`, name))[0][0] == int64(1)
+}
+
+// unfinishedRun returns the latest run that did not finish, if any.
+func (o *oracle) unfinishedRun() string {
+	db := o.open()
+	defer db.Close()
+	if !o.hasLedger(db) {
+		return ""
+	}
+	rows := dbRows(o.t, db, `SELECT run_id FROM refill.runs WHERE status IN ('running', 'interrupted', 'failed') ORDER BY started_at DESC LIMIT 1`)
+	if len(rows) == 0 {
+		return ""
+	}
+	return rows[0][0].(string)
+}
+
+func (o *oracle) resume() {
+	args := []string{"run", "--resume", o.lastRun, "--yes", "--output", "json"}
+	r := o.refill(args...)
+	o.logf("refill %s -> exit %d", strings.Join(args, " "), r.code)
+	o.lastRun = ""
+	o.ran(r.code, r.stdout, o.allowed[o.lastRun])
+}
+
+// lateRows adds, changes or deletes source rows in the hourly model's
+// lookback window (where refill promises to notice them), or poisons an
+// hour so that its partition fails.
+func (o *oracle) lateRows() {
+	h := oracleLast.Add(-time.Duration(o.rng.IntN(30)) * time.Hour)
+	ts := fmt.Sprintf("TIMESTAMP '%s'", h.Add(time.Duration(o.rng.IntN(3600))*time.Second).Format("2006-01-02 15:04:05"))
+	var stmt string
+	switch o.rng.IntN(5) {
+	case 0:
+		stmt = fmt.Sprintf("DELETE FROM raw.events WHERE ts >= TIMESTAMP '%s' AND ts < TIMESTAMP '%s'", h.Format("2006-01-02 15:00:00"), h.Add(time.Hour).Format("2006-01-02 15:00:00"))
+	case 1:
+		stmt = fmt.Sprintf("INSERT INTO raw.events VALUES (%s, 'us', -1)", ts) // poison: the hour fails
+	default:
+		stmt = fmt.Sprintf("INSERT INTO raw.events VALUES (%s, '%s', %d)", ts, []string{"eu", "us", "apac"}[o.rng.IntN(3)], 1+o.rng.IntN(100))
+	}
+	execSQL(o.t, o.dir, stmt)
+	o.logf("sql: %s", stmt)
+}
+
+// changeLogic edits a model's constant: its partitions are stale.
+func (o *oracle) changeLogic() {
+	m := o.pick()
+	m.k++
+	o.write("models/"+m.name+".sql", m.sql(m.k))
+	o.logf("edit %s: constant %d", m.name, m.k)
+}
+
+// drift deletes rows of, or drops, a model's table behind refill's back.
+func (o *oracle) drift() {
+	m := o.pick()
+	db := o.open()
+	exists := o.tableExists(db, m.name)
+	db.Close()
+	if !exists {
+		return
+	}
+	stmt := fmt.Sprintf("DROP TABLE main.%s", m.name)
+	if o.rng.IntN(2) == 0 {
+		rows := queryRows(o.t, o.dir, fmt.Sprintf("SELECT * FROM main.%s USING SAMPLE 1 ROWS", m.name))
+		if len(rows) == 0 {
+			return
+		}
+		stmt = fmt.Sprintf("DELETE FROM main.%s WHERE rowid IN (SELECT rowid FROM main.%s USING SAMPLE 1 ROWS)", m.name, m.name)
+	}
+	before := o.ledger()
+	execSQL(o.t, o.dir, stmt)
+	o.logf("sql: %s", stmt)
+	// The row counts no longer match until a run repairs them.
+	if o.drifted == nil {
+		o.drifted = map[string]bool{}
+	}
+	for k, rec := range before {
+		if rec.model == m.name {
+			o.drifted[k] = true
+		}
+	}
+}
+
+// finish removes poisoned rows, runs the scheduled form once, and compares
+// every table with the oracle's recomputation.
+func (o *oracle) finish() {
+	t := o.t
+	execSQL(t, o.dir, "DELETE FROM raw.events WHERE v < 0")
+	r := o.refill("run", oracleNow, "--yes", "--output", "json")
+	o.logf("final: refill run %s -> exit %d", oracleNow, r.code)
+	if r.code != 0 {
+		t.Fatalf("the final run exits %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	o.drifted = nil
+	o.ran(r.code, r.stdout, false)
+	o.checkRowCounts()
+	plan := o.must("plan", oracleNow, "--output", "json")
+	var p planOutput
+	if err := json.Unmarshal([]byte(plan.stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps)+len(p.Blocked) != 0 {
+		t.Errorf("after the final run the plan still has %d steps and %d blocked, e.g. %+v", len(p.Steps), len(p.Blocked), append(p.Steps, p.Blocked...)[0])
+	}
+	for _, diff := range o.compare() {
+		o.errorf("%s", diff)
+	}
+}
+
+// compare recomputes every model into schema oracle, partition by
+// partition in dependency order, from the current source, and returns how
+// the tables differ from it.
+func (o *oracle) compare() []string {
+	t := o.t
+	p := o.project()
+	db, err := sql.Open("duckdb", filepath.Join(o.dir, "warehouse.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exec := func(q string) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%v\n%s", err, q)
+		}
+	}
+	exec("DROP SCHEMA IF EXISTS oracle CASCADE")
+	exec("CREATE SCHEMA oracle")
+	refs := map[string]models.SQL{}
+	for _, m := range p.Graph.Order {
+		refs[m.Name] = models.SQL(`oracle."` + m.Name + `"`)
+	}
+	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars, Refs: refs}
+	now := mustParse(oracleNow)
+	var diffs []string
+	for _, m := range p.Graph.Order {
+		last, ok := m.LastComplete(now)
+		if !ok {
+			continue
+		}
+		var parts []models.Partition
+		if m.Kind() == models.TimePartitioned {
+			parts = m.Partitions(m.Config.Start, last)
+		} else {
+			parts = m.Partitions(time.Time{}, time.Time{})
+		}
+		for i, part := range parts {
+			q, err := m.Render(scope, part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				exec(fmt.Sprintf(`CREATE TABLE oracle."%s" AS %s`, m.Name, q))
+			} else {
+				exec(fmt.Sprintf(`INSERT INTO oracle."%s" %s`, m.Name, q))
+			}
+		}
+		rows := func(schema string) []string {
+			var out []string
+			for _, r := range dbRows(t, db, fmt.Sprintf(`SELECT * FROM %s."%s" ORDER BY ALL`, schema, m.Name)) {
+				out = append(out, fmt.Sprint(r))
+			}
+			return out
+		}
+		cols := func(schema string) string {
+			return fmt.Sprint(dbRows(t, db, fmt.Sprintf(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = '%s' AND table_name = '%s' ORDER BY ordinal_position`, schema, m.Name)))
+		}
+		if got, want := cols("main"), cols("oracle"); got != want {
+			diffs = append(diffs, fmt.Sprintf("%s has columns %s, its recomputation %s", m.Name, got, want))
+		}
+		if got, want := rows("main"), rows("oracle"); !slices.Equal(got, want) {
+			diffs = append(diffs, fmt.Sprintf("%s differs from its recomputation:\n%s", m.Name, rowDiff(want, got)))
+		}
+	}
+	return diffs
+}
+
+func dbRows(t *testing.T, db *sql.DB, q string) [][]any {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	return out
+}
+
+// rowDiff lists the rows of want missing from got and the rows of got not
+// in want (as multisets), at most five of each.
+func rowDiff(want, got []string) string {
+	count := map[string]int{}
+	for _, r := range want {
+		count[r]++
+	}
+	for _, r := range got {
+		count[r]--
+	}
+	var missing, extra []string
+	for r, n := range count {
+		for ; n > 0; n-- {
+			missing = append(missing, r)
+		}
+		for ; n < 0; n++ {
+			extra = append(extra, r)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	return fmt.Sprintf("  missing %v\n  unexpected %v", missing[:min(5, len(missing))], extra[:min(5, len(extra))])
+}
+
+// TestOracleCatchesCorruption checks the checks: each kind of wrong data
+// the oracle looks for, made by hand, is reported.
+func TestOracleCatchesCorruption(t *testing.T) {
+	o := newOracle(t, binary(t), 42, "daily", "weekly")
+	o.must("run", oracleNow, "--yes")
+	if diffs := o.compare(); len(diffs) != 0 {
+		t.Fatalf("a clean run differs: %v", diffs)
+	}
+	var reported []string
+	o.errorf = func(format string, args ...any) { reported = append(reported, fmt.Sprintf(format, args...)) }
+	for _, tc := range []struct {
+		name  string
+		spoil string
+		check func()
+	}{
+		{"a changed row", "UPDATE main.hourly SET n = n + 1 WHERE rowid = (SELECT min(rowid) FROM main.hourly)",
+			func() {
+				for _, d := range o.compare() {
+					o.errorf("%s", d)
+				}
+			}},
+		{"a lost row", "DELETE FROM main.hourly WHERE rowid = (SELECT max(rowid) FROM main.hourly)", o.checkRowCounts},
+		{"a partition computed from an upstream partition never built",
+			"DELETE FROM refill.partitions WHERE model = 'hourly' AND partition_key = '2024-03-02T07'",
+			func() { o.checkReads(o.ledger()["daily 2024-03-02"].run) }},
+	} {
+		reported = nil
+		execSQL(t, o.dir, tc.spoil)
+		tc.check()
+		if len(reported) == 0 {
+			t.Errorf("the oracle does not notice %s", tc.name)
+		}
+		o.must("run", oracleNow, "--mode", "all", "--yes")
+	}
+}
