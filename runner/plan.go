@@ -392,12 +392,12 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition) (why, cause s
 				}
 				return "", "", &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
 			default:
-				how := "select +" + m.Name + " to build it"
+				how, hows := "select +"+m.Name+" to build it", "select +"+m.Name+" to build them"
 				if pl.selected[up] {
-					how = "it is outside this run's range or mode"
+					how, hows = "it is outside this run's range or mode", "they are outside this run's range or mode"
 				}
 				return fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
-					fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, how), nil
+					fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, hows), nil
 			}
 		}
 	}

@@ -257,7 +257,11 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
 		}
 	}
-	fmt.Fprintf(w, "%s in %s (%s).\n", plural(len(p.Steps), "partition"), plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+	if len(p.Steps) > 0 {
+		fmt.Fprintf(w, "%s in %s (%s).\n", plural(len(p.Steps), "partition"), plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+	} else {
+		fmt.Fprintln(w, "Nothing to run.")
+	}
 	if len(p.Blocked) > 0 {
 		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are missing or failed and that this run does not build;\n"+
 			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plural(len(p.Blocked), "partition"))

@@ -42,7 +42,7 @@ import (
 // -oracle.seed N replays one.
 
 var (
-	oracleCases = flag.Int("oracle.cases", 6, "random cases TestOracle runs")
+	oracleCases = flag.Int("oracle.cases", 10, "random cases TestOracle runs")
 	oracleSeed  = flag.Uint64("oracle.seed", 0, "run only the case with this seed")
 	oracleSteps = flag.Int("oracle.steps", 9, "commands per case")
 )
