@@ -27,6 +27,18 @@ type Adapter interface {
 	// Info describes the adapter's capabilities and guarantees.
 	Info() Info
 
+	// Describe returns the columns query returns, without running it.
+	Describe(ctx context.Context, query string, tag Tag) ([]TableColumn, error)
+	// Columns returns table's columns in order, or nil when it does not
+	// exist.
+	Columns(ctx context.Context, table models.Relation) ([]TableColumn, error)
+	// Fit says how the values of column type from fit a column of type to
+	// (types as Describe and Columns name them).
+	Fit(from, to string) Fit
+	// CreateTable creates table with columns (declared, in the dialect's
+	// types) and m's table options, unless it exists.
+	CreateTable(ctx context.Context, table models.Relation, m *models.Model, columns []TableColumn) error
+
 	// Stage runs req.Query into a new staging table and returns it. A
 	// failed Stage leaves no staging table behind and never touches the
 	// target.
@@ -41,8 +53,15 @@ type Adapter interface {
 	// otherwise Publish accepts swaps of one target table only. On error the
 	// targets and the ledger are as they were, except as Info.Guarantee
 	// states. Publish must be idempotent: publishing the same stage twice
-	// leaves the same rows.
+	// leaves the same rows. A swap's Change alters the target's columns
+	// first, in the same transaction where the warehouse allows.
 	Publish(ctx context.Context, swaps []Swap) error
+	// Rebuild replaces the whole of target with the rows of stages, which
+	// hold every partition of the model, and replaces all the model's
+	// ledger records with records: a full refresh. The new table has
+	// columns when given (declared), else the stages' columns. A failure
+	// leaves the old table, as Info.Guarantee states.
+	Rebuild(ctx context.Context, target models.Relation, stages []*Stage, records []Record, columns []TableColumn) error
 	// DropStage drops a staging table; dropping one already gone succeeds.
 	DropStage(ctx context.Context, s *Stage) error
 	// CleanStages drops the staging tables, swap tables and overlay views
@@ -93,6 +112,48 @@ type StageRequest struct {
 	Query  string          // the rendered SELECT
 	Window Window          // the rows the stage will replace
 	Tag    Tag
+	// Change is the change of the target's columns the stage will be
+	// published with (nil for none); adapters whose stages copy the
+	// target's structure apply it to the stage too.
+	Change *SchemaChange
+	// Rebuild says the stage is for a new table that replaces the target
+	// (Adapter.Rebuild): its columns are the query's, not the target's.
+	Rebuild bool
+}
+
+// TableColumn is a column of a table or of a query's result, with its type
+// as the warehouse names it (DECIMAL(18,2), Nullable(DateTime),
+// NUMBER(38,2), ...).
+type TableColumn struct {
+	Name string
+	Type string
+}
+
+// Fit says how the values of one column type fit a column of another.
+type Fit int
+
+// How values fit.
+const (
+	// FitSame: the same type.
+	FitSame Fit = iota
+	// FitLossless: every value is stored unchanged (a wider type), or the
+	// warehouse refuses a value that does not fit (a checked narrowing).
+	FitLossless
+	// FitLossy: values would be truncated, rounded, wrapped or
+	// reinterpreted without an error.
+	FitLossy
+)
+
+// SchemaChange alters a target's columns before a publication.
+type SchemaChange struct {
+	Add   []TableColumn // new columns, appended in order
+	Drop  []string      // columns to drop
+	Widen []TableColumn // columns whose type becomes Type
+}
+
+// Empty reports whether c changes nothing.
+func (c *SchemaChange) Empty() bool {
+	return c == nil || len(c.Add) == 0 && len(c.Drop) == 0 && len(c.Widen) == 0
 }
 
 // Stage is a staging table holding one computed window.
@@ -110,6 +171,10 @@ type Stage struct {
 type Swap struct {
 	Stage   *Stage
 	Records []Record
+	// Change alters the target's columns before the rows are swapped in.
+	// Adapters apply it idempotently (a column already added is not added
+	// again), as concurrent units of one model carry the same change.
+	Change *SchemaChange
 }
 
 // Result is the rows of a Query. Values are nil, bool, int64, uint64 (only

@@ -25,6 +25,11 @@ type Ledger interface {
 	Runs(ctx context.Context, limit int) ([]*Run, error)
 	// Leases returns every lease not released, expired or not.
 	Leases(ctx context.Context) ([]Lease, error)
+	// SaveVersions inserts model versions, replacing those with the same
+	// model and fingerprint.
+	SaveVersions(ctx context.Context, versions []Version) error
+	// Versions returns every version the ledger keeps of the named models.
+	Versions(ctx context.Context, models []string) ([]Version, error)
 	// AcquireLease takes the lease on l.Table for l.RunID. It fails with a
 	// *LeaseHeldError when another run holds an unexpired lease.
 	AcquireLease(ctx context.Context, l Lease) error
@@ -94,6 +99,9 @@ const (
 	// RunAbandoned is a run that stopped without recording its end (it
 	// was killed): its leases expired while it was still running.
 	RunAbandoned RunStatus = "abandoned"
+	// RunAccepted records a refill accept: no data was computed; ledger
+	// records took a new model version (forward-only).
+	RunAccepted RunStatus = "accepted"
 )
 
 // Run is one invocation of refill run.
@@ -112,6 +120,21 @@ type Run struct {
 	Failed     int
 	Skipped    int
 	Error      string
+}
+
+// Version is a model version the ledger keeps (models.Version), so that
+// plan --explain can show what changed since a partition was built.
+type Version struct {
+	Model       string
+	Fingerprint string
+	Text        string
+	CreatedAt   time.Time
+	// AcceptedFrom is set on a version that refill accept made current for
+	// partitions built by an earlier version (forward-only): that version's
+	// fingerprint, when, and how many partitions.
+	AcceptedFrom string
+	AcceptedAt   time.Time
+	Accepted     int64
 }
 
 // Lease gives one run exclusive use of one target table until ExpiresAt.

@@ -22,6 +22,7 @@ const (
 	PartitionsTable = "partitions"
 	RunsTable       = "runs"
 	LeasesTable     = "leases"
+	VersionsTable   = "versions"
 )
 
 // PartitionColumns are the columns of the partitions table, in order.
@@ -67,6 +68,17 @@ var LeaseColumns = []Column{
 	{"acquired_at", models.TypeTimestamp, true},
 	{"heartbeat_at", models.TypeTimestamp, true},
 	{"expires_at", models.TypeTimestamp, true},
+}
+
+// VersionColumns are the columns of the versions table, in order.
+var VersionColumns = []Column{
+	{"model", models.TypeString, true},
+	{"fingerprint", models.TypeString, true},
+	{"text", models.TypeString, true},
+	{"created_at", models.TypeTimestamp, true},
+	{"accepted_from", models.TypeString, false},
+	{"accepted_at", models.TypeTimestamp, false},
+	{"accepted_partitions", models.TypeInt, false},
 }
 
 // ColumnNames returns the quoted, comma-separated names of cols.
@@ -129,6 +141,38 @@ func LeaseValues(d models.Dialect, l Lease) []string {
 		d.QuoteString(l.Table), d.QuoteString(l.RunID), d.QuoteString(l.Host), lit(d, l.PID),
 		timeLit(d, l.AcquiredAt), timeLit(d, l.HeartbeatAt), timeLit(d, l.ExpiresAt),
 	}
+}
+
+// VersionValues renders v as literals in VersionColumns order.
+func VersionValues(d models.Dialect, v Version) []string {
+	accepted := "NULL"
+	if v.AcceptedFrom != "" {
+		accepted = lit(d, v.Accepted)
+	}
+	return []string{d.QuoteString(v.Model), d.QuoteString(v.Fingerprint), d.QuoteString(v.Text), timeLit(d, v.CreatedAt),
+		nullString(d, v.AcceptedFrom), timeLit(d, v.AcceptedAt), accepted}
+}
+
+// VersionFromRow reads a row selected with VersionColumns.
+func VersionFromRow(row []any) (Version, error) {
+	if len(row) != len(VersionColumns) {
+		return Version{}, fmt.Errorf("version row has %d columns, want %d", len(row), len(VersionColumns))
+	}
+	return Version{Model: str(row[0]), Fingerprint: str(row[1]), Text: str(row[2]), CreatedAt: when(row[3]),
+		AcceptedFrom: str(row[4]), AcceptedAt: when(row[5]), Accepted: Int(row[6])}, nil
+}
+
+// VersionsFromResult reads a Query result selected with VersionColumns.
+func VersionsFromResult(res *Result) ([]Version, error) {
+	out := make([]Version, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		v, err := VersionFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // RecordFromRow reads a row selected with PartitionColumns.

@@ -42,11 +42,19 @@ type Config struct {
 	// Watermark is an optional query returning a freshness marker (such as
 	// max(loaded_at)) of a partition's source rows. A scheduled run then
 	// reruns a lookback partition only when its marker moved.
-	Watermark   *Template
-	Audits      []Audit           // checks on every staged partition
-	ClickHouse  ClickHouseOptions // table options used when refill creates the table
-	Snowflake   SnowflakeOptions
-	Description string
+	Watermark *Template
+	Audits    []Audit // checks on every staged partition
+	// Columns, when declared, are the table's columns in order: refill
+	// creates the table from them and checks every stage against them.
+	Columns []ColumnDecl
+	// OnSchemaChange says what to do when a stage's columns differ from the
+	// table's; "" means the project's default (fail).
+	OnSchemaChange SchemaPolicy
+	// NoFullRefresh forbids rebuilding the whole table (full_refresh: false).
+	NoFullRefresh bool
+	ClickHouse    ClickHouseOptions // table options used when refill creates the table
+	Snowflake     SnowflakeOptions
+	Description   string
 }
 
 // ClickHouseOptions shape the table refill creates on ClickHouse.
@@ -101,8 +109,40 @@ type Audit struct {
 
 var configKeys = []string{
 	"partition_by", "grain", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
-	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "audits",
-	"clickhouse", "snowflake", "description",
+	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "audits", "columns",
+	"on_schema_change", "full_refresh", "clickhouse", "snowflake", "description",
+}
+
+// SchemaPolicy says what a run does when a stage's columns differ from its
+// table's.
+type SchemaPolicy string
+
+// Schema change policies.
+const (
+	// SchemaFail refuses the swap, printing the column differences; the
+	// table is untouched.
+	SchemaFail SchemaPolicy = "fail"
+	// SchemaAppend adds the stage's new columns to the table. Columns the
+	// stage lacks, and type changes, are refused.
+	SchemaAppend SchemaPolicy = "append"
+	// SchemaSync adds new columns, drops the columns the stage lacks and
+	// widens columns whose type grew. Type changes that lose values are
+	// refused.
+	SchemaSync SchemaPolicy = "sync"
+	// SchemaRebuild rebuilds the whole table (a full refresh) instead.
+	SchemaRebuild SchemaPolicy = "rebuild"
+)
+
+var schemaPolicies = []string{string(SchemaFail), string(SchemaAppend), string(SchemaSync), string(SchemaRebuild)}
+
+// ParseSchemaPolicy reads an on_schema_change value.
+func ParseSchemaPolicy(s string) (SchemaPolicy, error) {
+	for _, p := range schemaPolicies {
+		if s == p {
+			return SchemaPolicy(s), nil
+		}
+	}
+	return "", fmt.Errorf("on_schema_change must be %s, not %q%s", strings.Join(schemaPolicies, ", "), s, suggest(s, schemaPolicies))
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
@@ -205,6 +245,20 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 			}
 		case "audits":
 			c.Audits = decodeAudits(d, v)
+		case "columns":
+			c.Columns = decodeColumns(d, v)
+		case "on_schema_change":
+			if s, ok := d.str(v, key); ok {
+				p, err := ParseSchemaPolicy(s)
+				if err != nil {
+					d.errAt(v, "%v", err)
+				}
+				c.OnSchemaChange = p
+			}
+		case "full_refresh":
+			if b, ok := d.bool(v, key); ok {
+				c.NoFullRefresh = !b
+			}
 		case "clickhouse":
 			d.fields(v, "clickhouse options", []string{"engine", "order_by", "partition_by", "settings"}, func(key string, v *yaml.Node) {
 				s, _ := d.str(v, key)
@@ -244,6 +298,15 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		d.errAt(root, "values needs partition_by: the output column holding the partition value")
 	case c.PartitionBy != "" && c.Grain == 0 && c.Values == nil:
 		d.errAt(root, "partition_by %q needs a grain (hour, day, week, month, year) or a list of values", c.PartitionBy)
+	}
+	if c.PartitionBy != "" && len(c.Columns) > 0 {
+		found := false
+		for _, col := range c.Columns {
+			found = found || strings.EqualFold(col.Name, c.PartitionBy)
+		}
+		if !found {
+			d.errAt(root, "partition_by %s is not among the declared columns", c.PartitionBy)
+		}
 	}
 	if c.Grain == Hour && tzNode != nil && c.Location != time.UTC {
 		d.errAt(tzNode, "hour partitions are always UTC; timezone applies to day and coarser grains")
@@ -292,6 +355,53 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		}
 	}
 	return c
+}
+
+// decodeColumns reads the columns map: name: type, where a type is a
+// portable name or a map of dialect types.
+func decodeColumns(d *yamlDoc, v *yaml.Node) []ColumnDecl {
+	var out []ColumnDecl
+	seen := map[string]bool{}
+	d.entries(v, "columns", func(k, val *yaml.Node) {
+		line, _ := d.pos(k)
+		col := ColumnDecl{Name: k.Value, Line: line}
+		if !identRE.MatchString(k.Value) {
+			d.errAt(k, "column names must be identifiers (letters, digits, _), not %q", k.Value)
+		}
+		if seen[strings.ToLower(k.Value)] {
+			d.errAt(k, "column %s is declared twice", k.Value)
+		}
+		seen[strings.ToLower(k.Value)] = true
+		switch val.Kind {
+		case yaml.ScalarNode:
+			t, err := ParseColumnType(val.Value)
+			if err != nil {
+				d.errAt(val, "columns.%s: %v", k.Value, err)
+			}
+			col.Type.Portable = t
+		case yaml.MappingNode:
+			col.Type.Native = map[string]string{}
+			d.fields(val, "columns."+k.Value, []string{"portable", "duckdb", "clickhouse", "snowflake"}, func(key string, tv *yaml.Node) {
+				s, ok := d.str(tv, key)
+				if !ok {
+					return
+				}
+				if key == "portable" {
+					t, err := ParseColumnType(s)
+					if err != nil {
+						d.errAt(tv, "columns.%s: %v", k.Value, err)
+					}
+					col.Type.Portable = t
+					return
+				}
+				col.Type.Native[key] = s
+			})
+		default:
+			d.errAt(val, "columns.%s must be a type name (bigint, varchar, decimal(18,2), ...) or a map of dialect types", k.Value)
+		}
+		out = append(out, col)
+	})
+	return out
 }
 
 func decodeDependsOnPast(d *yamlDoc, v *yaml.Node) map[string]int {

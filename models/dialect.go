@@ -32,6 +32,8 @@ type Dialect interface {
 	CastDate(expr string) string
 	// CastString renders expr converted to text.
 	CastString(expr string) string
+	// ColumnType returns the dialect's type for a portable column type.
+	ColumnType(t ColumnType) string
 }
 
 // SQL is text that a template splices into a statement verbatim: relations

@@ -26,8 +26,9 @@ func (ansi) DateTrunc(g Grain, e string) string {
 func (ansi) DateAdd(e string, n int, g Grain) string {
 	return fmt.Sprintf("(%s + INTERVAL '%d %s')", e, n, g)
 }
-func (ansi) CastDate(e string) string   { return "CAST(" + e + " AS DATE)" }
-func (ansi) CastString(e string) string { return "CAST(" + e + " AS VARCHAR)" }
+func (ansi) CastDate(e string) string       { return "CAST(" + e + " AS DATE)" }
+func (ansi) CastString(e string) string     { return "CAST(" + e + " AS VARCHAR)" }
+func (ansi) ColumnType(t ColumnType) string { return strings.ToUpper(string(t)) }
 
 const testProjectYML = `
 target: dev

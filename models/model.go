@@ -1,8 +1,6 @@
 package models
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path"
 	"strings"
@@ -34,8 +32,7 @@ type Model struct {
 	broken   bool // the file has errors; kept so refs to it do not cascade
 
 	funcs    sync.Map // *Scope -> template functions bound to it (see env)
-	fpOnce   sync.Once
-	fpHeader string // the config part of every fingerprint
+	versions sync.Map // *Scope -> *Version
 }
 
 // parseModel parses one model file. name and file are as in Model.
@@ -143,22 +140,6 @@ func position(text string, off int) (line, col int) {
 // modelName maps a path under the models folder to a model name.
 func modelName(rel string) string {
 	return strings.ReplaceAll(strings.TrimSuffix(rel, path.Ext(rel)), "/", ".")
-}
-
-// Fingerprint identifies what a partition's data was computed from: the
-// rendered statement plus the configuration that shapes the stored table.
-// A partition whose recorded fingerprint differs is stale.
-func (m *Model) Fingerprint(rendered string) string {
-	m.fpOnce.Do(func() {
-		c := m.Config
-		m.fpHeader = fmt.Sprintf("refill/1\npartition_by=%s\ngrain=%s\ntz=%s\nts=%t\nch=%+v\nsf.cluster=%s\n\n",
-			c.PartitionBy, c.Grain, c.Location, c.TimestampWindow, c.ClickHouse, c.Snowflake.ClusterBy)
-	})
-	h := sha256.New()
-	h.Write([]byte(m.fpHeader))
-	h.Write([]byte(strings.TrimSpace(rendered)))
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:8])
 }
 
 // Line returns the line of m's file at n, for messages.

@@ -198,14 +198,36 @@ func TestValidateCollectsEveryError(t *testing.T) {
 	}
 }
 
-func TestFingerprint(t *testing.T) {
-	p := mustLoad(t, map[string]string{"models/d.sql": dailyRevenue})
-	m := mustModel(t, p, "d")
-	a, b := m.Fingerprint("SELECT 1"), m.Fingerprint("SELECT 2")
-	if a == b || len(a) != 16 {
-		t.Errorf("fingerprints %q and %q", a, b)
+// A model's version ignores formatting but not meaning: a reflowed model
+// is not stale, a changed literal, var or table is.
+func TestVersion(t *testing.T) {
+	version := func(text string, vars map[string]any, schema string) *Version {
+		t.Helper()
+		p := mustLoad(t, map[string]string{"models/d.sql": text})
+		s := &Scope{Dialect: ansi{}, Schema: schema, Vars: p.Vars}
+		for k, v := range vars {
+			s.Vars[k] = v
+		}
+		return mustModel(t, p, "d").Version(s)
 	}
-	if m.Fingerprint("SELECT 1\n") != a {
-		t.Error("trailing whitespace changes the fingerprint")
+	base := version(dailyRevenue, nil, "main")
+	if len(base.Fingerprint) != 16 || !strings.Contains(base.Text, "var: min_amount = 10") || !strings.Contains(base.Text, "sum(amount)") {
+		t.Errorf("version %s:\n%s", base.Fingerprint, base.Text)
+	}
+	reflowed := strings.NewReplacer("SELECT ", "SELECT\n  -- the day's figures\n  ", ", ", " ,\n  ", "GROUP BY", "\n/* one row a day */\nGROUP   BY").Replace(dailyRevenue)
+	if v := version(reflowed, nil, "main"); v.Fingerprint != base.Fingerprint {
+		t.Errorf("reflowing the model changed its version:\n%s", reflowed)
+	} else if v.Text == base.Text {
+		t.Error("the version text is not the model as written")
+	}
+	for name, v := range map[string]*Version{
+		"a literal":   version(strings.Replace(dailyRevenue, "count(*)", "count(*) + 1", 1), nil, "main"),
+		"a source":    version(strings.Replace(dailyRevenue, `source("raw.orders")`, `source("raw.orders_v2")`, 1), nil, "main"),
+		"a var value": version(dailyRevenue, map[string]any{"min_amount": 11}, "main"),
+		"the schema":  version(dailyRevenue, nil, "analytics"),
+	} {
+		if v.Fingerprint == base.Fingerprint {
+			t.Errorf("changing %s keeps the version", name)
+		}
 	}
 }

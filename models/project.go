@@ -24,8 +24,11 @@ type Project struct {
 	DefaultTarget string
 	Targets       map[string]*Target
 	Vars          map[string]any
-	Models        []*Model // sorted by name
-	Graph         *Graph
+	// OnSchemaChange is the project's default schema change policy; a
+	// model's on_schema_change overrides it.
+	OnSchemaChange SchemaPolicy
+	Models         []*Model // sorted by name
+	Graph          *Graph
 
 	byName  map[string]*Model
 	byTable map[string][]*Model // by table name, for short ref() names
@@ -97,7 +100,7 @@ type LoadOptions struct {
 	Vars map[string]any
 }
 
-var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars"}
+var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars", "on_schema_change"}
 
 // Load reads the project in fsys, whose root is the project folder. It
 // returns every problem it finds, as an ErrorList, rather than the first.
@@ -139,6 +142,14 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 			d.entries(v, "vars", func(k, v *yaml.Node) {
 				p.Vars[k.Value] = expandValue(d, v, d.value(v), opts.LookupEnv)
 			})
+		case "on_schema_change":
+			if s, ok := d.str(v, key); ok {
+				policy, err := ParseSchemaPolicy(s)
+				if err != nil {
+					d.errAt(v, "%v", err)
+				}
+				p.OnSchemaChange = policy
+			}
 		}
 	})
 	for k, v := range opts.Vars {
@@ -158,6 +169,9 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 	}
 	p.ModelsDir = path.Clean(p.ModelsDir)
 	p.SeedsDir = path.Clean(p.SeedsDir)
+	if p.OnSchemaChange == "" {
+		p.OnSchemaChange = SchemaFail
+	}
 	errs.add(p.loadModels(fsys))
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -339,6 +353,9 @@ func (p *Project) loadModels(fsys fs.FS) error {
 	errs.add(p.listSeeds(fsys))
 	for _, m := range p.Models {
 		errs.add(p.link(m))
+		if m.Config.OnSchemaChange == "" {
+			m.Config.OnSchemaChange = p.OnSchemaChange
+		}
 	}
 	if len(errs) == 0 {
 		g, err := newGraph(p.Models)

@@ -11,19 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// ColumnType is a portable column type that every adapter maps to its own.
-type ColumnType string
-
-// The column types of seeds.
-const (
-	TypeBool      ColumnType = "boolean"
-	TypeInt       ColumnType = "bigint"
-	TypeFloat     ColumnType = "double"
-	TypeDate      ColumnType = "date"
-	TypeTimestamp ColumnType = "timestamp"
-	TypeString    ColumnType = "varchar"
+	"go.yaml.in/yaml/v3"
 )
 
 // Column is one column of a seed.
@@ -31,6 +20,7 @@ type Column struct {
 	Name     string
 	Type     ColumnType
 	Nullable bool // some value is empty
+	Declared bool // the type is declared, not inferred
 }
 
 // Seed is a CSV file under the seeds folder, with column types inferred from
@@ -72,7 +62,12 @@ func (p *Project) LoadSeeds(fsys fs.FS) ([]*Seed, error) {
 			return err
 		}
 		defer f.Close()
-		s, err := ParseSeed(file, f)
+		declared, err := seedTypes(fsys, strings.TrimSuffix(file, ".csv")+".yml")
+		if err != nil {
+			errs.add(err)
+			return nil
+		}
+		s, err := ParseSeedTypes(file, f, declared)
 		if err != nil {
 			errs.add(err)
 			return nil
@@ -92,6 +87,52 @@ func (p *Project) LoadSeeds(fsys fs.FS) ([]*Seed, error) {
 // the narrowest of boolean, bigint, double, date, timestamp and varchar that
 // holds every non-empty value.
 func ParseSeed(file string, r io.Reader) (*Seed, error) {
+	return ParseSeedTypes(file, r, nil)
+}
+
+// seedTypes reads the declared column types of a seed from the YAML file
+// beside it (seeds/raw/customers.yml for seeds/raw/customers.csv):
+//
+//	columns:
+//	  zip: varchar       # 00501 stays a string
+//	  amount: decimal(12,2)
+//
+// A missing file declares nothing.
+func seedTypes(fsys fs.FS, file string) (map[string]ColumnType, error) {
+	raw, err := readFile(fsys, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var errs ErrorList
+	d := &yamlDoc{file: file, text: string(raw), errs: &errs}
+	root := d.parse(string(raw))
+	if root == nil {
+		return nil, errs.Err()
+	}
+	out := map[string]ColumnType{}
+	d.fields(root, "seed", []string{"columns", "description"}, func(key string, v *yaml.Node) {
+		if key != "columns" {
+			return
+		}
+		d.entries(v, "columns", func(k, val *yaml.Node) {
+			t, err := ParseColumnType(val.Value)
+			if err != nil || val.Kind != yaml.ScalarNode {
+				d.errAt(val, "columns.%s: %v", k.Value, err)
+				return
+			}
+			out[strings.ToLower(k.Value)] = t
+		})
+	})
+	return out, errs.Err()
+}
+
+// ParseSeedTypes is ParseSeed with declared types for some columns, by
+// lower-cased name; the others are inferred. A value that is not of its
+// declared type is an error naming its line.
+func ParseSeedTypes(file string, r io.Reader, declared map[string]ColumnType) (*Seed, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = false
 	header, err := cr.Read()
@@ -126,6 +167,23 @@ func ParseSeed(file string, r io.Reader) (*Seed, error) {
 		}
 		records = append(records, rec)
 	}
+	for name := range declared {
+		if !seen[name] {
+			return nil, &Error{File: strings.TrimSuffix(file, ".csv") + ".yml", Msg: fmt.Sprintf("declares column %s, which %s does not have", name, file)}
+		}
+	}
+	for i, c := range s.Columns {
+		t, ok := declared[strings.ToLower(c.Name)]
+		if !ok {
+			continue
+		}
+		s.Columns[i].Type, s.Columns[i].Declared = t, true
+		for r, rec := range records {
+			if v := rec[i]; v != "" && !fits(v, t) {
+				return nil, &Error{File: file, Line: r + 2, Msg: fmt.Sprintf("column %s: %q is not a %s, as declared", c.Name, v, t)}
+			}
+		}
+	}
 	s.fill(records)
 	return s, nil
 }
@@ -143,7 +201,11 @@ func NewSeed(columns []string, records [][]string) *Seed {
 
 func (s *Seed) fill(records [][]string) {
 	for i := range s.Columns {
-		s.Columns[i].Type, s.Columns[i].Nullable = inferType(records, i)
+		t, nullable := inferType(records, i)
+		if !s.Columns[i].Declared {
+			s.Columns[i].Type = t
+		}
+		s.Columns[i].Nullable = nullable
 	}
 	s.Rows = make([][]any, len(records))
 	for r, rec := range records {
@@ -194,6 +256,9 @@ func fits(v string, t ColumnType) bool {
 	case TypeInt:
 		_, err := strconv.ParseInt(v, 10, 64)
 		return err == nil
+	case TypeInt32:
+		_, err := strconv.ParseInt(v, 10, 32)
+		return err == nil
 	case TypeFloat:
 		_, err := strconv.ParseFloat(v, 64)
 		return err == nil
@@ -201,6 +266,10 @@ func fits(v string, t ColumnType) bool {
 		return parseAny(v, dateLayouts) != nil
 	case TypeTimestamp:
 		return parseAny(v, tsLayouts) != nil || parseAny(v, dateLayouts) != nil
+	}
+	if _, _, ok := t.Decimal(); ok {
+		_, err := strconv.ParseFloat(v, 64)
+		return err == nil && !strings.ContainsAny(v, "eEnN")
 	}
 	return true
 }
@@ -222,7 +291,7 @@ func convert(v string, t ColumnType) any {
 	switch t {
 	case TypeBool:
 		return v == "true"
-	case TypeInt:
+	case TypeInt, TypeInt32:
 		n, _ := strconv.ParseInt(v, 10, 64)
 		return n
 	case TypeFloat:
@@ -235,6 +304,9 @@ func convert(v string, t ColumnType) any {
 			return *ts
 		}
 		return *parseAny(v, dateLayouts)
+	}
+	if _, _, ok := t.Decimal(); ok {
+		return SQL(v) // a numeric literal, exact
 	}
 	return v
 }

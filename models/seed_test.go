@@ -16,8 +16,8 @@ func TestParseSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Column{
-		{"id", TypeInt, false}, {"amount", TypeFloat, false}, {"ok", TypeBool, false},
-		{"day", TypeDate, false}, {"at", TypeTimestamp, false}, {"name", TypeString, false}, {"maybe", TypeInt, true},
+		{Name: "id", Type: TypeInt}, {Name: "amount", Type: TypeFloat}, {Name: "ok", Type: TypeBool},
+		{Name: "day", Type: TypeDate}, {Name: "at", Type: TypeTimestamp}, {Name: "name", Type: TypeString}, {Name: "maybe", Type: TypeInt, Nullable: true},
 	}
 	if diff := cmp.Diff(want, s.Columns); diff != "" {
 		t.Errorf("columns (-want +got):\n%s", diff)

@@ -19,6 +19,7 @@ import (
 type Template struct {
 	file   string
 	text   string // the whole file, for quoting offending lines
+	src    string // the template's own text, as written
 	parts  []part
 	Refs   []string // names passed to ref(), in order of first use
 	Source []string // names passed to source()
@@ -55,7 +56,7 @@ var partitionNames = map[string]bool{"start": true, "end": true, "partition": tr
 // parseTemplateAt splits src into literal text and expressions. src starts
 // at line:col of file, whose whole text is fileText.
 func parseTemplateAt(fileName, fileText, src string, line, col int, style yaml.Style) (*Template, error) {
-	t := &Template{file: fileName, text: fileText}
+	t := &Template{file: fileName, text: fileText, src: src}
 	block := style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
 	if block {
 		line, col = line+1, 0
@@ -300,7 +301,11 @@ func (t *Template) eval(d Dialect, p *part, env *renderEnv) (string, error) {
 	return s, nil
 }
 
-// String returns the template's source text.
+// Text returns the template's text as written.
+func (t *Template) Text() string { return t.src }
+
+// String returns the template's source text, with its expressions
+// re-spaced.
 func (t *Template) String() string {
 	var b strings.Builder
 	for _, p := range t.parts {

@@ -43,6 +43,7 @@ const (
 	ReasonPending   Reason = "pending"   // its last publication may not have finished
 	ReasonPartial   Reason = "partial"   // published before its window was complete
 	ReasonDrift     Reason = "drift"     // the table does not hold what the ledger recorded
+	ReasonRebuild   Reason = "rebuild"   // the whole table is rebuilt (--full-refresh, on_schema_change: rebuild)
 	// ReasonBlocked marks a partition that needs to run but reads upstream
 	// partitions that are missing, failed or blocked, which the plan does
 	// not build (Plan.Blocked).
@@ -51,7 +52,7 @@ const (
 
 // Reasons lists every reason, in the order plan summarizes them.
 var Reasons = []Reason{ReasonMissing, ReasonFailed, ReasonPending, ReasonStale, ReasonUpstream, ReasonDrift,
-	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonForced, ReasonBlocked}
+	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonForced, ReasonRebuild, ReasonBlocked}
 
 // assessment is what the ledger says of one partition.
 type assessment struct {
@@ -70,13 +71,9 @@ type assessor struct {
 	now    time.Time // the clock that decides which windows are complete
 }
 
-// fingerprint renders p of m alone, with the real table names, and hashes it.
-func (a *assessor) fingerprint(m *models.Model, p models.Partition) (string, error) {
-	sql, err := m.Render(a.scope, p)
-	if err != nil {
-		return "", err
-	}
-	return m.Fingerprint(sql), nil
+// fingerprint returns m's current version's fingerprint.
+func (a *assessor) fingerprint(m *models.Model) string {
+	return m.Version(a.scope).Fingerprint
 }
 
 func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, error) {
@@ -98,14 +95,11 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 		as.state, as.reason, as.detail = StateDrift, ReasonDrift, why
 		return as, nil
 	}
-	fp, err := a.fingerprint(m, p)
-	if err != nil {
-		return assessment{}, err
-	}
+	fp := a.fingerprint(m)
 	as.fingerprint = fp
 	if rec.Fingerprint != fp {
 		as.state, as.reason = StateStale, ReasonStale
-		as.detail = fmt.Sprintf("the model changed (fingerprint %s, now %s)", rec.Fingerprint, fp)
+		as.detail = fmt.Sprintf("the model changed since it was built (version %s, now %s; plan --explain shows the difference)", rec.Fingerprint, fp)
 		return as, nil
 	}
 	if rec.State == adapters.StatePartial && !a.now.IsZero() {

@@ -64,5 +64,6 @@ func (e *AuditError) Error() string {
 func permanent(err error) bool {
 	var v *VerifyError
 	var a *AuditError
-	return errors.As(err, &v) || errors.As(err, &a)
+	var s *SchemaError
+	return errors.As(err, &v) || errors.As(err, &a) || errors.As(err, &s)
 }

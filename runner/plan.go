@@ -35,6 +35,10 @@ type Plan struct {
 	// partition. Selection.AllowMissingUpstream runs them instead.
 	Blocked []Step
 	Notes   []string // what the plan left out, and why
+	// Rebuild holds the models whose whole table the run rebuilds (a full
+	// refresh: --full-refresh, or on_schema_change: rebuild): every one
+	// of their partitions is staged, and the table is replaced at once.
+	Rebuild map[*models.Model]bool
 
 	ledger *ledger // the records the plan was made from, for Run's audits
 }
@@ -50,6 +54,12 @@ type Facts struct {
 	// Tables says, by model name, what the warehouse holds of the model's
 	// table; models without an entry were not checked.
 	Tables map[string]*TableFacts
+	// Versions are the ledger's versions of the selected models, for the
+	// notes on forward-only changes.
+	Versions []adapters.Version
+	// SchemaChanged says, by model name, how the columns of a model with
+	// on_schema_change: rebuild differ from its table's: it is rebuilt.
+	SchemaChanged map[string]string
 }
 
 // TableFacts is what the warehouse holds of one model's table.
@@ -93,7 +103,11 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 	for _, m := range chosen.Models {
 		pl.selected[m] = true
 	}
-	plan := &Plan{Selection: sel, Models: chosen.Models, ledger: pl.a.ledger}
+	plan := &Plan{Selection: sel, Models: chosen.Models, ledger: pl.a.ledger, Rebuild: map[*models.Model]bool{}}
+	pl.rebuild = plan.Rebuild
+	if err := pl.rebuilds(); err != nil {
+		return nil, err
+	}
 	if err := pl.candidates(); err != nil {
 		return nil, err
 	}
@@ -119,6 +133,7 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		}
 	}
 	plan.Notes = append(pl.notes, pl.waitingNotes()...)
+	plan.Notes = append(plan.Notes, acceptedNotes(chosen.Models, scope, facts.Versions)...)
 	return plan, nil
 }
 
@@ -141,6 +156,35 @@ type planner struct {
 	// waiting counts, per model, the partitions left out because they read
 	// upstream partitions that are not complete yet.
 	waiting map[*models.Model]*waitNote
+	// rebuild holds the models whose whole table is rebuilt, and why.
+	rebuild    map[*models.Model]bool
+	rebuildWhy map[*models.Model]string
+}
+
+// rebuilds finds the models whose tables are rebuilt: with --full-refresh,
+// every selected model; and models with on_schema_change: rebuild whose
+// columns changed.
+func (pl *planner) rebuilds() error {
+	pl.rebuildWhy = map[*models.Model]string{}
+	for _, m := range pl.chosen.Models {
+		why := ""
+		switch {
+		case pl.sel.FullRefresh && pl.chosen.Direct[m]:
+			why = "--full-refresh"
+		case pl.facts.SchemaChanged[m.Name] != "" && pl.sel.Mode != ModeMissing && pl.sel.Mode != ModeFailed:
+			why = "on_schema_change: rebuild: " + pl.facts.SchemaChanged[m.Name]
+		default:
+			continue
+		}
+		if m.Config.NoFullRefresh {
+			return usageErrorf("%s sets full_refresh: false: its table is never rebuilt (%s); change the model, or drop that setting", m.Name, why)
+		}
+		pl.rebuild[m], pl.rebuildWhy[m] = true, why
+	}
+	if pl.sel.FullRefresh && (pl.sel.From != "" || pl.sel.To != "" || len(pl.sel.Partitions) > 0) {
+		return usageErrorf("--full-refresh rebuilds whole tables; it cannot be combined with --from, --to or --partitions")
+	}
+	return nil
 }
 
 type waitNote struct {
@@ -160,7 +204,20 @@ func (pl *planner) candidates() error {
 	for i := len(order) - 1; i >= 0; i-- {
 		m := order[i]
 		byKey := map[string]models.Partition{}
-		if pl.chosen.Direct[m] {
+		if pl.rebuild[m] {
+			// A rebuilt table holds every partition the model has.
+			whole := pl.sel
+			whole.From, whole.To, whole.Partitions = "", "", nil
+			parts, notes, _, err := whole.rangeOf(m)
+			if err != nil {
+				return err
+			}
+			pl.notes = append(pl.notes, notes...)
+			pl.matched = true
+			for _, p := range parts {
+				byKey[p.Key] = p
+			}
+		} else if pl.chosen.Direct[m] {
 			parts, notes, named, err := pl.sel.rangeOf(m)
 			if err != nil {
 				return err
@@ -204,6 +261,16 @@ func (pl *planner) candidates() error {
 
 // decide assesses m's candidates and keeps those that need to run.
 func (pl *planner) decide(m *models.Model) error {
+	if pl.rebuild[m] {
+		if !pl.sel.Since.IsZero() && pl.rebuiltSince(m) {
+			return nil // the run being resumed rebuilt it
+		}
+		for _, part := range pl.cands[m] {
+			pl.add(Step{Model: m, Partition: part, Reason: ReasonRebuild, Detail: pl.rebuildWhy[m], Cause: pl.rebuildWhy[m],
+				Record: pl.a.ledger.record(m.Name, part.Key)})
+		}
+		return nil
+	}
 	lookback := lookbackKeys(m, pl.sel)
 	for _, part := range pl.cands[m] {
 		as, err := pl.a.assess(m, part)
@@ -219,6 +286,18 @@ func (pl *planner) decide(m *models.Model) error {
 		}
 	}
 	return nil
+}
+
+// rebuiltSince reports whether every candidate of m was published since
+// the resumed run started.
+func (pl *planner) rebuiltSince(m *models.Model) bool {
+	for _, p := range pl.cands[m] {
+		r := pl.a.ledger.record(m.Name, p.Key)
+		if r == nil || !r.State.Published() || r.FinishedAt.Before(pl.sel.Since) {
+			return false
+		}
+	}
+	return true
 }
 
 func (pl *planner) add(st Step) {
@@ -333,6 +412,23 @@ func (pl *planner) block(m *models.Model) {
 		kept = append(kept, st)
 	}
 	pl.steps[m] = kept
+	if pl.rebuild[m] {
+		// A rebuilt table must hold every partition: one blocked partition
+		// blocks the rebuild.
+		for _, st := range kept {
+			if st.Reason != ReasonBlocked {
+				continue
+			}
+			for i := range kept {
+				if kept[i].Reason != ReasonBlocked {
+					kept[i].Reason = ReasonBlocked
+					kept[i].Detail = fmt.Sprintf("the rebuild of %s needs every partition, and %s is blocked: %s", m.Name, st.Partition.Key, st.Detail)
+					kept[i].Cause = "the rebuild needs every partition, and some are blocked"
+				}
+			}
+			break
+		}
+	}
 	pl.index(m)
 }
 

@@ -32,8 +32,7 @@ func TestPlanReasons(t *testing.T) {
 	rec := func(model, key string, mutate func(*adapters.Record)) adapters.Record {
 		m, _ := p.Model(model)
 		part, _ := m.Partition(key)
-		sql, _ := m.Render(scope, part)
-		r := adapters.Record{Model: model, Partition: key, State: adapters.StateDone, Fingerprint: m.Fingerprint(sql),
+		r := adapters.Record{Model: model, Partition: key, State: adapters.StateDone, Fingerprint: m.Version(scope).Fingerprint,
 			WindowStart: part.Start, WindowEnd: part.End, StartedAt: built, FinishedAt: built, PublishedAt: built}
 		if mutate != nil {
 			mutate(&r)

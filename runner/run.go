@@ -57,6 +57,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if opts.Together && !info.MultiTable {
 		return nil, fmt.Errorf("%w by %s: it cannot commit several tables in one transaction; publish per partition instead", ErrTogetherUnsupported, info.Name)
 	}
+	if opts.Together && len(plan.Rebuild) > 0 {
+		for m := range plan.Rebuild {
+			return nil, usageErrorf("%s is rebuilt (a full refresh), which replaces its table on its own: run it without --publish together", m.Name)
+		}
+	}
 	if opts.RunID == "" {
 		opts.RunID = NewRunID(r.now())
 	}
@@ -97,6 +102,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		return nil, fmt.Errorf("recording the run: %w", err)
 	}
 	r.housekeeping(ctx, opts.RunID, opts.Observe)
+	if err := r.saveVersions(ctx, plan); err != nil {
+		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording model versions (plan --explain needs them): %v", err)})
+	}
 	// A run that loses its leases (heartbeats failing past their expiry)
 	// must stop writing: another run may take its tables.
 	runCtx, abort := context.WithCancelCause(ctx)
@@ -161,7 +169,12 @@ type execution struct {
 	// counts are the rows this run staged per model and partition, for
 	// audits that compare a partition with the previous one.
 	counts map[string]map[string]int64
+	// columns are the target tables' columns, as the run last saw them.
+	columns tableColumns
 }
+
+// rebuilding reports whether the run rebuilds m's whole table.
+func (e *execution) rebuilding(m *models.Model) bool { return e.plan.Rebuild[m] }
 
 func (e *execution) tables() []string {
 	seen := map[string]bool{}
@@ -290,6 +303,10 @@ func (h *readyUnits) Pop() any {
 // runUnit runs the unit's partitions whose upstreams all succeeded, as
 // batches of adjacent partitions.
 func (e *execution) runUnit(ctx context.Context, u *unit) {
+	if e.rebuilding(u.model) {
+		e.rebuildUnit(ctx, u)
+		return
+	}
 	var runnable []*node
 	for _, n := range u.nodes {
 		if why := failedDep(n); why != "" {
@@ -322,7 +339,7 @@ func (e *execution) runGroup(ctx context.Context, group []*node) {
 	if e.stopped() || ctx.Err() != nil {
 		return
 	}
-	err, attempts, dur := e.attempt(ctx, group, false)
+	_, err, attempts, dur := e.attempt(ctx, group, false)
 	if err != nil && len(group) > 1 && e.opts.SplitFailed && !e.stopped() && ctx.Err() == nil {
 		e.observe(Event{Kind: EventWarning, Model: group[0].step.Model.Name, Err: err,
 			Message: fmt.Sprintf("batch %s failed; retrying its %d partitions one by one", keyRange(group), len(group))})
@@ -337,8 +354,9 @@ func (e *execution) runGroup(ctx context.Context, group []*node) {
 }
 
 // attempt runs group until it succeeds, fails for good, or runs out of
-// retries. On success it settles the nodes.
-func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (err error, attempts int, dur time.Duration) {
+// retries. On success it settles the nodes, or with keep returns the
+// staged unit for a later publication.
+func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (su *stagedUnit, err error, attempts int, dur time.Duration) {
 	m := group[0].step.Model
 	keys := make([]string, len(group))
 	for i, n := range group {
@@ -352,26 +370,23 @@ func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (err 
 		if err == nil {
 			dur = time.Since(start)
 			if keep {
-				e.mu.Lock()
-				e.staged = append(e.staged, staged)
-				e.mu.Unlock()
-				return nil, attempts, dur
+				return staged, nil, attempts, dur
 			}
 			for i, n := range group {
 				e.settle(n, PartitionResult{Status: Succeeded, Rows: staged.records[i].Rows, Attempts: attempts, Duration: dur})
 			}
-			return nil, attempts, dur
+			return nil, nil, attempts, dur
 		}
 		if permanent(err) || !e.r.Adapter.Transient(err) || attempts > e.opts.Retries || e.stopped() || ctx.Err() != nil {
-			return err, attempts, time.Since(start)
+			return nil, err, attempts, time.Since(start)
 		}
 		delay := backoff(e.opts.RetryDelay, attempts)
 		e.observe(Event{Kind: EventRetry, Model: m.Name, Partitions: keys, Attempt: attempts + 1, Delay: delay, Err: err})
 		select {
 		case <-ctx.Done():
-			return err, attempts, time.Since(start)
+			return nil, err, attempts, time.Since(start)
 		case <-e.opts.Stop:
-			return err, attempts, time.Since(start)
+			return nil, err, attempts, time.Since(start)
 		case <-time.After(delay):
 		}
 	}
@@ -411,9 +426,7 @@ func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time
 	rec := adapters.Record{Model: st.Model.Name, Partition: st.Partition.Key, State: adapters.StateFailed,
 		RunID: e.opts.RunID, Attempts: attempts, WindowStart: st.Partition.Start, WindowEnd: st.Partition.End,
 		StartedAt: now, FinishedAt: now, Error: err.Error()}
-	if fp, ferr := (&assessor{scope: e.r.Scope}).fingerprint(st.Model, st.Partition); ferr == nil {
-		rec.Fingerprint = fp
-	}
+	rec.Fingerprint = st.Model.Version(e.r.Scope).Fingerprint
 	if prev := st.Record; prev != nil {
 		// The table still holds the last published data.
 		rec.Rows, rec.PublishedAt, rec.Watermark = prev.Rows, prev.PublishedAt, prev.Watermark

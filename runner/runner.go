@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/refill/refill/adapters"
@@ -61,6 +62,20 @@ func (r *Runner) Facts(ctx context.Context, sel Selection) (*Facts, error) {
 		}
 	}
 	if facts.Tables, err = r.tableFacts(ctx, sel, records); err != nil {
+		return nil, err
+	}
+	selected, err := r.Project.Select(sel.Select, sel.Exclude)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	names := make([]string, len(selected))
+	for i, m := range selected {
+		names[i] = m.Name
+	}
+	if facts.Versions, err = r.Adapter.Versions(ctx, names); err != nil {
+		return nil, fmt.Errorf("reading model versions: %w", err)
+	}
+	if facts.SchemaChanged, err = r.schemaChanges(ctx, selected); err != nil {
 		return nil, err
 	}
 	return facts, nil

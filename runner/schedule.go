@@ -74,9 +74,12 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 	order := 0
 	for _, m := range p.Models {
 		size := batch(m)
+		if p.Rebuild[m] {
+			size = len(byModel[m]) // a rebuild is one unit: the whole table at once
+		}
 		var cur *unit
 		for _, n := range byModel[m] {
-			if cur == nil || len(cur.nodes) >= size || !adjacent(cur.nodes[len(cur.nodes)-1], n) {
+			if cur == nil || len(cur.nodes) >= size || !adjacent(cur.nodes[len(cur.nodes)-1], n) && !p.Rebuild[m] {
 				cur = &unit{model: m, order: order}
 				order++
 				units = append(units, cur)

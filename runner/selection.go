@@ -51,6 +51,8 @@ type Selection struct {
 	Since time.Time `json:"since,omitzero"`
 	// ResumeOf is the run this selection resumes.
 	ResumeOf string `json:"resume_of,omitempty"`
+	// FullRefresh rebuilds the whole tables of the selected models.
+	FullRefresh bool `json:"full_refresh,omitempty"`
 	// AllowMissingUpstream runs partitions that read upstream partitions
 	// which are missing, failed or not complete yet, instead of blocking
 	// them.

@@ -64,7 +64,7 @@ func (e *execution) together(ctx context.Context) {
 			su.records[i].FinishedAt, su.records[i].PublishedAt = now, now
 		}
 		su.stage.Tag.Step = "publish"
-		swaps = append(swaps, adapters.Swap{Stage: su.stage, Records: su.records})
+		swaps = append(swaps, adapters.Swap{Stage: su.stage, Records: su.records, Change: su.change})
 	}
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -106,12 +106,29 @@ func (e *execution) stageAll(ctx context.Context, units []*unit) error {
 			if e.stopped() || ctx.Err() != nil {
 				return
 			}
-			err, attempts, dur := e.attempt(ctx, u.nodes, true)
-			if err != nil {
-				e.fail(ctx, u.nodes, err, attempts, dur)
+			groups := [][]*node{u.nodes}
+			for len(groups) > 0 {
+				group := groups[0]
+				groups = groups[1:]
+				su, err, attempts, dur := e.attempt(ctx, group, true)
+				if err == nil {
+					e.mu.Lock()
+					e.staged = append(e.staged, su)
+					e.mu.Unlock()
+					continue
+				}
+				if len(group) > 1 && e.opts.SplitFailed && ctx.Err() == nil {
+					// Stage the batch's partitions one by one, so that the
+					// ledger names the ones that failed.
+					for _, n := range group {
+						groups = append(groups, []*node{n})
+					}
+					continue
+				}
+				e.fail(ctx, group, err, attempts, dur)
 				mu.Lock()
 				if first == nil {
-					first = fmt.Errorf("%s %s failed", u.model.Name, keyRange(u.nodes))
+					first = fmt.Errorf("%s %s failed", u.model.Name, keyRange(group))
 				}
 				mu.Unlock()
 				e.stop("not published: --publish together publishes nothing when any partition fails")

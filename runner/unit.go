@@ -12,6 +12,7 @@ import (
 type stagedUnit struct {
 	nodes    []*node
 	stage    *adapters.Stage
+	change   *adapters.SchemaChange
 	records  []adapters.Record
 	attempts int
 }
@@ -50,15 +51,9 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
-	// Fingerprints are of each partition alone with the real table names,
-	// so batching or publishing together does not make partitions stale.
-	canon := &assessor{scope: e.r.Scope}
-	fps := make([]string, len(parts))
-	for i, p := range parts {
-		if fps[i], err = canon.fingerprint(m, p); err != nil {
-			return nil, err
-		}
-	}
+	// The fingerprint is of the model under the real table names, so
+	// that publishing together does not make partitions stale.
+	fp := m.Version(e.r.Scope).Fingerprint
 	// The watermark is read before the stage: rows that arrive while it
 	// computes move the watermark again, so the next run picks them up.
 	marks := make([]string, len(parts))
@@ -71,8 +66,12 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	}
 	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
 	started := e.r.now()
+	sp, err := e.schema(ctx, m, sql, tag)
+	if err != nil {
+		return nil, err
+	}
 	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql,
-		Window: adapters.ModelWindow(m, parts), Tag: tag})
+		Window: adapters.ModelWindow(m, parts), Tag: tag, Change: sp.change, Rebuild: e.rebuilding(m)})
 	if err != nil {
 		return nil, err
 	}
@@ -128,20 +127,23 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	now := e.r.now()
 	records := make([]adapters.Record, len(parts))
 	for i, p := range parts {
-		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fps[i],
+		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fp,
 			Rows: v.rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
 			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
 		if e.incomplete(m, p) {
 			records[i].State = adapters.StatePartial
 		}
 	}
-	su := &stagedUnit{nodes: group, stage: st, records: records, attempts: attempt}
+	su := &stagedUnit{nodes: group, stage: st, change: sp.change, records: records, attempts: attempt}
 	if keep {
 		return su, nil
 	}
 	st.Tag.Step = "publish"
-	err = a.Publish(ctx, []adapters.Swap{{Stage: st, Records: records}})
+	err = a.Publish(ctx, []adapters.Swap{{Stage: st, Records: records, Change: sp.change}})
 	drop()
+	if !sp.change.Empty() {
+		e.columns.forget(st.Target)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,9 @@ func Run(t *testing.T, open Opener) {
 		{"Leases", testLeases},
 		{"Seeds", testSeeds},
 		{"CleanStages", testCleanStages},
+		{"SchemaChanges", testSchemaChanges},
+		{"DeclaredColumns", testDeclaredColumns},
+		{"FullRefresh", testFullRefresh},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			suffix := randomSuffix()

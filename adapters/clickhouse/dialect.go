@@ -116,12 +116,17 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 		return "UInt8"
 	case models.TypeInt:
 		return "Int64"
+	case models.TypeInt32:
+		return "Int32"
 	case models.TypeFloat:
 		return "Float64"
 	case models.TypeDate:
 		return "Date"
 	case models.TypeTimestamp:
 		return "DateTime('UTC')"
+	}
+	if p, s, ok := t.Decimal(); ok {
+		return fmt.Sprintf("Decimal(%d, %d)", p, s)
 	}
 	return "String"
 }

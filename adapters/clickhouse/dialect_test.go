@@ -124,7 +124,7 @@ func TestStatements(t *testing.T) {
 	section("run", chadapter.RunStatement(d, "refill", &adapters.Run{ID: "r1", Target: "clickhouse", Status: adapters.RunRunning,
 		Selection: `{"from":"2024-01-01"}`, Host: "h", PID: 42, StartedAt: at}, version()))
 	lease := adapters.Lease{Table: "marts.daily", RunID: "r1", Host: "h", PID: 42, AcquiredAt: at, HeartbeatAt: at, ExpiresAt: at.Add(time.Minute)}
-	section("lease", chadapter.LeaseStatement(d, "refill", []adapters.Lease{lease}, version))
+	section("lease", strings.Join(chadapter.LeaseStatements(d, "refill", []adapters.Lease{lease}, version), ";\n"))
 
 	seed := &models.Seed{Columns: []models.Column{{Name: "id", Type: models.TypeInt}, {Name: "name", Type: models.TypeString, Nullable: true},
 		{Name: "score", Type: models.TypeFloat}, {Name: "ok", Type: models.TypeBool}, {Name: "day", Type: models.TypeDate},

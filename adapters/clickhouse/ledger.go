@@ -28,11 +28,13 @@ var ledgerKeys = map[string][]string{
 	adapters.PartitionsTable: {"model", "partition_key"},
 	adapters.RunsTable:       {"run_id"},
 	adapters.LeasesTable:     {"table_name", "run_id"},
+	adapters.VersionsTable:   {"model", "fingerprint"},
 }
 
 func ledgerColumns(table string) []adapters.Column {
 	return map[string][]adapters.Column{adapters.PartitionsTable: adapters.PartitionColumns,
-		adapters.RunsTable: adapters.RunColumns, adapters.LeasesTable: adapters.LeaseColumns}[table]
+		adapters.RunsTable: adapters.RunColumns, adapters.LeasesTable: adapters.LeaseColumns,
+		adapters.VersionsTable: adapters.VersionColumns}[table]
 }
 
 func (a *Adapter) ledgerTable(name string) models.Relation {
@@ -42,7 +44,7 @@ func (a *Adapter) ledgerTable(name string) models.Relation {
 // LedgerStatements renders the DDL that creates the ledger in database.
 func LedgerStatements(d Dialect, database string) []string {
 	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + d.QuoteIdent(database)}
-	for _, table := range []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable} {
+	for _, table := range []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable, adapters.VersionsTable} {
 		var defs []string
 		for _, c := range ledgerColumns(table) {
 			typ := d.ColumnType(c.Type)
@@ -79,6 +81,17 @@ func InsertSelectStatements(d Dialect, table models.Relation, columns []string, 
 	n := 0
 	for _, row := range rows {
 		sel := "SELECT " + strings.Join(row, ", ")
+		if n == 0 {
+			// Every value of the first SELECT gets its column's name as an
+			// alias: unnamed, equal literals (a time in two columns, one
+			// of them Nullable) make one ambiguous column on 23.12 and
+			// later (ClickHouse issue #58098).
+			aliased := make([]string, len(row))
+			for i, v := range row {
+				aliased[i] = v + " AS " + names[i]
+			}
+			sel = "SELECT " + strings.Join(aliased, ", ")
+		}
 		if n > 0 && (b.Len()+len(sel) > maxBytes || (n+1)*len(row) > maxValues) {
 			stmts = append(stmts, b.String())
 			b.Reset()
@@ -122,15 +135,15 @@ func RunStatement(d Dialect, database string, run *adapters.Run, version uint64)
 		withVersion(adapters.RunColumns), [][]string{append(adapters.RunValues(d, &r), fmt.Sprint(version))})[0]
 }
 
-// LeaseStatement renders the INSERT of leases' rows.
-func LeaseStatement(d Dialect, database string, leases []adapters.Lease, version func() uint64) string {
+// LeaseStatements render the INSERTs of leases' rows.
+func LeaseStatements(d Dialect, database string, leases []adapters.Lease, version func() uint64) []string {
 	rows := make([][]string, len(leases))
 	for i, l := range leases {
 		l.AcquiredAt, l.HeartbeatAt, l.ExpiresAt = seconds(l.AcquiredAt), seconds(l.HeartbeatAt), seconds(l.ExpiresAt)
 		rows[i] = append(adapters.LeaseValues(d, l), fmt.Sprint(version()))
 	}
-	return strings.Join(InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.LeasesTable},
-		withVersion(adapters.LeaseColumns), rows), ";\n")
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.LeasesTable},
+		withVersion(adapters.LeaseColumns), rows)
 }
 
 func withVersion(cols []adapters.Column) []string {
@@ -258,7 +271,7 @@ func (a *Adapter) writeLeases(ctx context.Context, tag adapters.Tag, leases []ad
 	if len(leases) == 0 {
 		return nil
 	}
-	return a.exec(ctx, tag, LeaseStatement(a.d, a.cfg.LedgerSchema, leases, a.nextVersion))
+	return a.execAll(ctx, tag, LeaseStatements(a.d, a.cfg.LedgerSchema, leases, a.nextVersion))
 }
 
 // released is the expiry of a released lease's tombstone row.
@@ -357,4 +370,37 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 		return nil, err
 	}
 	return a.leases(ctx, adapters.Tag{Step: "ledger"}, "1 = 1", released)
+}
+
+// VersionStatements render the INSERTs of versions.
+func VersionStatements(d Dialect, database string, versions []adapters.Version, version func() uint64) []string {
+	rows := make([][]string, len(versions))
+	for i, v := range versions {
+		v.CreatedAt, v.AcceptedAt = seconds(v.CreatedAt), seconds(v.AcceptedAt)
+		rows[i] = append(adapters.VersionValues(d, v), fmt.Sprint(version()))
+	}
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.VersionsTable},
+		withVersion(adapters.VersionColumns), rows)
+}
+
+// SaveVersions inserts versions, replacing those of the same model and
+// fingerprint.
+func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version) error {
+	if len(versions) == 0 {
+		return nil
+	}
+	return a.execAll(ctx, adapters.Tag{Step: "ledger"}, VersionStatements(a.d, a.cfg.LedgerSchema, versions, a.nextVersion))
+}
+
+// Versions returns the versions of the named models.
+func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Version, error) {
+	if ok, err := a.ledgerExists(ctx, adapters.VersionsTable); err != nil || !ok || len(names) == 0 {
+		return nil, err
+	}
+	list, _ := models.Literal(a.d, names)
+	res, err := a.query(ctx, adapters.Tag{Step: "ledger"}, a.latest(adapters.VersionsTable, "`model` IN "+list)+" ORDER BY `model`, `created_at`")
+	if err != nil {
+		return nil, err
+	}
+	return adapters.VersionsFromResult(res)
 }

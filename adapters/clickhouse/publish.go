@@ -71,7 +71,7 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 			}
 			return nil
 		}
-		if err := a.swap(ctx, tag, sw.Stage, intent); err != nil {
+		if err := a.swap(ctx, tag, sw.Stage, sw.Change, intent); err != nil {
 			return fmt.Errorf("publishing %s into %s: %w", sw.Stage.Relation, target, err)
 		}
 		tag.Step = "ledger"
@@ -173,7 +173,7 @@ func idList(d Dialect, ids []string) string {
 
 // swap publishes one stage (see the comment at the top of this file),
 // calling intent just before the first statement that changes the target.
-func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, intent func() error) (err error) {
+func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, intent func() error) (err error) {
 	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window}
 	staged, err := a.exists(ctx, tag, p.Stage)
 	if err != nil {
@@ -204,6 +204,14 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		}()
 	} else if err := target.swappable(p.Target); err != nil {
 		return err
+	} else if change != nil && !change.Empty() {
+		if err := intent(); err != nil {
+			return err
+		}
+		intent = func() error { return nil }
+		if err := a.alter(ctx, tag, p.Target, change); err != nil {
+			return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, p.Target, err)
+		}
 	}
 	if p.Staged, err = a.ids(ctx, tag, PartitionsSQL(a.d, p.Stage)); err != nil {
 		return err
@@ -266,4 +274,81 @@ func unique(ids []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Rebuild replaces target with a new table holding the stages' rows. The
+// new table is built beside it, then swapped in by EXCHANGE TABLES where
+// the database engine has it (Atomic, 20.4 and later; atomic), or else by
+// one RENAME of both tables (Ordinary databases, such as 18.16's: a query
+// at that moment may find no table, never a mix of old and new rows). The
+// ledger records the partitions pending before the swap and done after.
+func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+	if len(stages) == 0 {
+		return nil
+	}
+	target = a.resolve(target)
+	mu := a.lock(target)
+	mu.Lock()
+	defer mu.Unlock()
+	tag := stages[0].Tag
+	tag.Step = "rebuild"
+	if err := a.ensureDatabase(ctx, tag, target.Schema); err != nil {
+		return err
+	}
+	fresh := a.tableName(target, adapters.KindSwap, tag.RunID)
+	defer a.drop(ctx, tag, fresh)
+	create := fmt.Sprintf("CREATE TABLE %s AS %s", fresh.Quote(a.d), stages[0].Relation.Quote(a.d))
+	if columns != nil {
+		create = CreateTableSQL(a.d, fresh, columns, modelTableOptions(a.d, stages[0].Model, false))
+	}
+	if err := a.exec(ctx, tag, create); err != nil {
+		return err
+	}
+	cols, err := a.Columns(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = a.d.QuoteIdent(c.Name)
+	}
+	list := strings.Join(names, ", ")
+	for _, st := range stages {
+		if err := a.exec(ctx, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", fresh.Quote(a.d), list, list, st.Relation.Quote(a.d))); err != nil {
+			return err
+		}
+	}
+	ledger := tag
+	ledger.Step = "ledger"
+	if err := a.writeRecords(ctx, ledger, pendingRecords(records)); err != nil {
+		return err
+	}
+	exists, err := a.exists(ctx, tag, target)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !exists:
+		err = a.exec(ctx, tag, fmt.Sprintf("RENAME TABLE %s TO %s", fresh.Quote(a.d), target.Quote(a.d)))
+	case a.atomic(ctx, tag, target.Schema):
+		err = a.exec(ctx, tag, fmt.Sprintf("EXCHANGE TABLES %s AND %s", target.Quote(a.d), fresh.Quote(a.d)))
+	default:
+		old := a.tableName(target, adapters.KindSwap, tag.RunID)
+		defer a.drop(ctx, tag, old)
+		err = a.exec(ctx, tag, fmt.Sprintf("RENAME TABLE %s TO %s, %s TO %s", target.Quote(a.d), old.Quote(a.d), fresh.Quote(a.d), target.Quote(a.d)))
+	}
+	if err != nil {
+		return fmt.Errorf("%w: swapping in the rebuilt %s: %w", adapters.ErrMaybePublished, target, err)
+	}
+	if err := a.writeRecords(ctx, ledger, records); err != nil {
+		return fmt.Errorf("%s was rebuilt, but recording it in the ledger failed (the next run redoes it): %w: %w", target, adapters.ErrMaybePublished, err)
+	}
+	return nil
+}
+
+// atomic reports whether database uses the Atomic engine, which has
+// EXCHANGE TABLES.
+func (a *Adapter) atomic(ctx context.Context, tag adapters.Tag, database string) bool {
+	res, err := a.query(ctx, tag, "SELECT engine FROM system.databases WHERE name = "+a.d.QuoteString(database))
+	return err == nil && len(res.Rows) == 1 && fmt.Sprint(res.Rows[0][0]) == "Atomic"
 }

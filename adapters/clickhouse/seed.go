@@ -147,9 +147,14 @@ func seedLiteral(d Dialect, t models.ColumnType, v any) string {
 		return "NULL"
 	}
 	lit := adapters.SeedLiteral(d, t, v)
+	if p, s, ok := t.Decimal(); ok {
+		return fmt.Sprintf("CAST(%s AS Decimal(%d, %d))", d.QuoteString(lit), p, s) // from text: exact
+	}
 	switch t {
 	case models.TypeInt:
 		return "toInt64(" + lit + ")"
+	case models.TypeInt32:
+		return "toInt32(" + lit + ")"
 	case models.TypeFloat:
 		return "toFloat64(" + lit + ")"
 	case models.TypeBool:

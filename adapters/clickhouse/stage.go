@@ -140,6 +140,9 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	if err != nil {
 		return nil, err
 	}
+	if req.Rebuild {
+		target = nil // a stage of the new table: the query's columns
+	}
 	cols, err := a.describe(ctx, tag, req.Query)
 	if err != nil {
 		return nil, err
@@ -156,12 +159,16 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		if err := target.swappable(req.Target); err != nil {
 			return nil, err
 		}
-		names, err := insertColumns(req.Target, target.Columns, cols)
+		final := changed(target.Columns, req.Change)
+		names, err := insertColumns(req.Target, final, cols)
 		if err != nil {
 			return nil, err
 		}
-		stmts = StageIntoStatements(a.d, rel, req.Target, names, req.Query)
-		cols = target.Columns
+		// The stage copies the target's structure, changed as the target
+		// will be at the swap: REPLACE PARTITION needs the same columns.
+		into := StageIntoStatements(a.d, rel, req.Target, names, req.Query)
+		stmts = append(append(into[:1:1], AlterStatements(a.d, rel, tableColumns(target.Columns), req.Change)...), into[1:]...)
+		cols = final
 	}
 	if err := a.checkWindowType(req, cols); err != nil {
 		return nil, err
@@ -171,6 +178,40 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		return nil, err
 	}
 	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
+}
+
+// changed returns cols with change applied: new columns at the end,
+// dropped ones gone, widened ones with their new type.
+func changed(cols []column, change *adapters.SchemaChange) []column {
+	if change.Empty() {
+		return cols
+	}
+	drop := map[string]bool{}
+	for _, n := range change.Drop {
+		drop[n] = true
+	}
+	widen := map[string]string{}
+	for _, c := range change.Widen {
+		widen[c.Name] = c.Type
+	}
+	var out []column
+	have := map[string]bool{}
+	for _, c := range cols {
+		have[c.Name] = true
+		if drop[c.Name] {
+			continue
+		}
+		if t, ok := widen[c.Name]; ok {
+			c.Type = t
+		}
+		out = append(out, c)
+	}
+	for _, c := range change.Add {
+		if !have[c.Name] {
+			out = append(out, column{Name: c.Name, Type: c.Type})
+		}
+	}
+	return out
 }
 
 // insertColumns returns the target's columns to insert from a query

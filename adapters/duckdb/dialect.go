@@ -69,12 +69,17 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 		return "BOOLEAN"
 	case models.TypeInt:
 		return "BIGINT"
+	case models.TypeInt32:
+		return "INTEGER"
 	case models.TypeFloat:
 		return "DOUBLE"
 	case models.TypeDate:
 		return "DATE"
 	case models.TypeTimestamp:
 		return "TIMESTAMP"
+	}
+	if p, s, ok := t.Decimal(); ok {
+		return fmt.Sprintf("DECIMAL(%d,%d)", p, s)
 	}
 	return "VARCHAR"
 }

@@ -33,6 +33,7 @@ func LedgerStatements(d Dialect, schema string) []string {
 		create(adapters.PartitionsTable, adapters.PartitionColumns),
 		create(adapters.RunsTable, adapters.RunColumns),
 		create(adapters.LeasesTable, adapters.LeaseColumns),
+		create(adapters.VersionsTable, adapters.VersionColumns),
 	}
 }
 
@@ -185,4 +186,44 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// SaveVersions inserts versions, replacing those of the same model and
+// fingerprint, in one transaction.
+func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version) error {
+	if len(versions) == 0 {
+		return nil
+	}
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.exec(ctx, VersionStatements(a.d, a.cfg.LedgerSchema, versions)...)
+}
+
+// VersionStatements render SaveVersions.
+func VersionStatements(d Dialect, ledgerSchema string, versions []adapters.Version) []string {
+	t := models.Relation{Schema: ledgerSchema, Name: adapters.VersionsTable}.Quote(d)
+	keys := make([]string, len(versions))
+	rows := make([][]string, len(versions))
+	for i, v := range versions {
+		keys[i] = "(" + d.QuoteString(v.Model) + ", " + d.QuoteString(v.Fingerprint) + ")"
+		rows[i] = adapters.VersionValues(d, v)
+	}
+	return []string{
+		fmt.Sprintf("DELETE FROM %s WHERE (model, fingerprint) IN (%s)", t, strings.Join(keys, ", ")),
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", t, adapters.ColumnNames(d, adapters.VersionColumns), adapters.ValuesList(rows)),
+	}
+}
+
+// Versions returns the versions of the named models.
+func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Version, error) {
+	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.VersionsTable}); err != nil || !ok || len(names) == 0 {
+		return nil, err
+	}
+	list, _ := models.Literal(a.d, names)
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE model IN %s ORDER BY model, created_at",
+		adapters.ColumnNames(a.d, adapters.VersionColumns), a.ledgerTable(adapters.VersionsTable), list), adapters.Tag{})
+	if err != nil {
+		return nil, err
+	}
+	return adapters.VersionsFromResult(res)
 }

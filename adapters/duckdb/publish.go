@@ -27,8 +27,9 @@ func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap) []
 		if st.Target.Schema != "" {
 			stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+d.QuoteIdent(st.Target.Schema))
 		}
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s AS SELECT * FROM %s LIMIT 0", target, stage))
+		stmts = append(stmts, AlterStatements(d, st.Target, sw.Change)...)
 		stmts = append(stmts,
-			fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s AS SELECT * FROM %s LIMIT 0", target, stage),
 			fmt.Sprintf("DELETE FROM %s WHERE %s", target, st.Window.Predicate(d)),
 			fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM %s", target, stage),
 		)
@@ -54,4 +55,33 @@ func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 	}
 	return append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
 		adapters.ColumnNames(d, adapters.PartitionColumns), adapters.ValuesList(rows)))
+}
+
+// Rebuild replaces target with the stages' rows, and the model's ledger
+// records with records, in one transaction: readers see the old table or
+// the new, never a mix.
+func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.exec(ctx, RebuildStatements(a.d, a.cfg.LedgerSchema, a.resolve(target), stages, records, columns)...)
+}
+
+// RebuildStatements render the transaction of Rebuild.
+func RebuildStatements(d Dialect, ledgerSchema string, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) []string {
+	t := target.Quote(d)
+	stmts := []string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(target.Schema), "DROP TABLE IF EXISTS " + t}
+	if columns != nil {
+		stmts = append(stmts, createTableSQL(d, target, columns, false))
+	} else {
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s AS SELECT * FROM %s LIMIT 0", t, stages[0].Relation.Quote(d)))
+	}
+	for _, st := range stages {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM %s", t, st.Relation.Quote(d)))
+	}
+	if len(records) > 0 {
+		ledger := models.Relation{Schema: ledgerSchema, Name: adapters.PartitionsTable}.Quote(d)
+		stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE model = %s", ledger, d.QuoteString(records[0].Model)))
+		stmts = append(stmts, recordStatements(d, ledgerSchema, records)...)
+	}
+	return stmts
 }

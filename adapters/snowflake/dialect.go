@@ -109,7 +109,7 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 	switch t {
 	case models.TypeBool:
 		return "BOOLEAN"
-	case models.TypeInt:
+	case models.TypeInt, models.TypeInt32:
 		return "NUMBER(38,0)"
 	case models.TypeFloat:
 		return "FLOAT"
@@ -117,6 +117,9 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 		return "DATE"
 	case models.TypeTimestamp:
 		return "TIMESTAMP_NTZ"
+	}
+	if p, s, ok := t.Decimal(); ok {
+		return fmt.Sprintf("NUMBER(%d,%d)", p, s)
 	}
 	return "VARCHAR"
 }

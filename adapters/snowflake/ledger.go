@@ -14,7 +14,7 @@ func ledgerTable(d Dialect, schema, name string) string {
 	return models.Relation{Schema: schema, Name: name}.Quote(d)
 }
 
-var ledgerTables = []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable}
+var ledgerTables = []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable, adapters.VersionsTable}
 
 // LedgerStatements renders the DDL that creates the ledger: its schema and
 // the PARTITIONS, RUNS and LEASES tables.
@@ -34,6 +34,7 @@ func LedgerStatements(d Dialect, schema string) []string {
 		create(adapters.PartitionsTable, adapters.PartitionColumns),
 		create(adapters.RunsTable, adapters.RunColumns),
 		create(adapters.LeasesTable, adapters.LeaseColumns),
+		create(adapters.VersionsTable, adapters.VersionColumns),
 	}
 }
 
@@ -347,4 +348,59 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// VersionStatements render the transaction of SaveVersions.
+func VersionStatements(d Dialect, schema string, versions []adapters.Version) []string {
+	t := ledgerTable(d, schema, adapters.VersionsTable)
+	var stmts []string
+	for _, v := range versions {
+		stmts = append(stmts,
+			fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s = %s", t, d.QuoteIdent("model"), d.QuoteString(v.Model),
+				d.QuoteIdent("fingerprint"), d.QuoteString(v.Fingerprint)),
+			fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(d, adapters.VersionColumns),
+				strings.Join(adapters.VersionValues(d, v), ", ")))
+	}
+	return inTransaction(stmts)
+}
+
+// SaveVersions inserts versions, replacing those of the same model and
+// fingerprint, in one transaction.
+func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version) error {
+	if len(versions) == 0 {
+		return nil
+	}
+	s, err := a.session(ctx, adapters.Tag{Step: "ledger"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return s.transaction(VersionStatements(a.d, a.cfg.LedgerSchema, versions))
+}
+
+// VersionsQuery renders the read of the named models' versions.
+func VersionsQuery(d Dialect, schema string, names []string) string {
+	list, _ := models.Literal(d, names)
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s IN %s ORDER BY %s, %s", adapters.ColumnNames(d, adapters.VersionColumns),
+		ledgerTable(d, schema, adapters.VersionsTable), d.QuoteIdent("model"), list, d.QuoteIdent("model"), d.QuoteIdent("created_at"))
+}
+
+// Versions returns the versions of the named models.
+func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Version, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	s, ok, err := a.ledgerSession(ctx, adapters.VersionsTable)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if !ok {
+		return nil, nil
+	}
+	res, err := s.query(VersionsQuery(a.d, a.cfg.LedgerSchema, names))
+	if err != nil {
+		return nil, err
+	}
+	return adapters.VersionsFromResult(res)
 }

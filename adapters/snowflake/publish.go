@@ -120,6 +120,7 @@ func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, pl
 			}
 			setup = append(setup, CreateTableSQL(d, st.Target, plan.Columns, cluster))
 		}
+		setup = append(setup, AlterStatements(d, st.Target, sw.Change)...)
 		names := make([]string, len(plan.Columns))
 		for j, c := range plan.Columns {
 			names[j] = d.QuoteExact(c.Name)

@@ -172,7 +172,12 @@ func ColumnsQuery(d Dialect, r models.Relation) string {
 
 // columns reads r's columns, in order.
 func (s *session) columns(r models.Relation) ([]Column, error) {
-	q := ColumnsQuery(s.a.d, r)
+	return s.columnsOf(ColumnsQuery(s.a.d, r))
+}
+
+// columnsOf reads the columns of the result of query (which should return
+// no rows).
+func (s *session) columnsOf(q string) ([]Column, error) {
 	s.a.log(q)
 	rows, err := s.conn.QueryContext(s.ctx, q)
 	if err != nil {

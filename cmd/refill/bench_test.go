@@ -199,12 +199,9 @@ func BenchmarkPlanCommand(b *testing.B) {
 	built := "2026-01-01 00:00:00"
 	last := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days-1)
 	for _, m := range p.Graph.Order {
+		fp := m.Version(scope).Fingerprint
 		for _, part := range m.Partitions(m.Config.Start, last) {
-			sqlText, err := m.Render(scope, part)
-			if err != nil {
-				b.Fatal(err)
-			}
-			w.Write([]string{m.Name, part.Key, "done", m.Fingerprint(sqlText), "1", "bench", "1",
+			w.Write([]string{m.Name, part.Key, "done", fp, "1", "bench", "1",
 				part.Start.Format("2006-01-02 15:04:05"), part.End.Format("2006-01-02 15:04:05"), built, built, built, "", ""})
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 func (a *app) planCommand() *cobra.Command {
 	var f selectionFlags
-	var estimate bool
+	var estimate, explain bool
 	c := &cobra.Command{
 		Use:   "plan [MODEL...]",
 		Short: "Show which partitions a run would compute, and why, without touching data",
@@ -69,18 +69,30 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 					return exitf(exitWarehouse, "estimating: %v", err)
 				}
 			}
+			var changes []runner.Change
+			if explain {
+				if f.offline {
+					return usagef("--explain reads the versions the ledger keeps; it cannot be combined with --offline")
+				}
+				if changes, err = t.runner.Explain(a.ctx, plan); err != nil {
+					return exitf(exitWarehouse, "reading model versions: %v", err)
+				}
+			}
 			if f.output == "json" {
 				out := planJSON(t, plan)
 				out.Estimates = estimatesJSON(estimates)
+				out.Changes = changesJSON(changes)
 				return writeJSON(a.stdout, out)
 			}
 			a.printPlan(a.stdout, t, plan, f.offline)
 			printEstimates(a.stdout, estimates)
+			printChanges(a.stdout, changes)
 			return nil
 		},
 	}
 	f.register(c, true)
 	c.Flags().BoolVar(&estimate, "estimate", false, "ask the warehouse (EXPLAIN) how many rows or bytes each model's partitions read")
+	c.Flags().BoolVar(&explain, "explain", false, "show, for stale partitions, a diff of what changed in the model since they were built")
 	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
 	c.Flags().BoolVar(&f.offline, "offline", false, "plan from the model files alone, without connecting (every partition counts as missing)")
 	return c
@@ -105,6 +117,35 @@ type planOutput struct {
 	Blocked         []planStepJSON `json:"blocked"`
 	Notes           []string       `json:"notes"`
 	Estimates       []estimateJSON `json:"estimates,omitempty"`
+	Changes         []changeJSON   `json:"changes,omitempty"`
+}
+
+type changeJSON struct {
+	Model      string `json:"model"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Partitions int    `json:"partitions"`
+	Diff       string `json:"diff"`
+}
+
+func changesJSON(cs []runner.Change) []changeJSON {
+	var out []changeJSON
+	for _, c := range cs {
+		out = append(out, changeJSON{Model: c.Model.Name, From: c.From, To: c.To, Partitions: c.Partitions, Diff: c.Diff})
+	}
+	return out
+}
+
+// printChanges prints what changed in each model with stale partitions.
+func printChanges(w io.Writer, cs []runner.Change) {
+	for _, c := range cs {
+		fmt.Fprintf(w, "\n%s: %s built by version %s; the model is now version %s.\n", c.Model.Name, plural(c.Partitions, "partition"), c.From, c.To)
+		if c.Diff == "" {
+			fmt.Fprintln(w, "  (the ledger does not have the old version: it was built before refill kept model versions)")
+			continue
+		}
+		fmt.Fprint(w, c.Diff)
+	}
 }
 
 type estimateJSON struct {

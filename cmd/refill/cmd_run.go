@@ -30,6 +30,7 @@ type runFlags struct {
 	publish       string
 	maxPartitions int
 	allowMissing  bool
+	fullRefresh   bool
 }
 
 // confirmAbove is how many partitions make run ask before starting, on a
@@ -64,7 +65,8 @@ a second aborts them (transactions roll back). Exit code 130.
   refill run --mode failed
   refill run --resume 20240105T101500Z-1a2b3c
   refill run tag:finance --batch 31 --concurrency 4
-  refill run --publish together --from 2024-02-01 --to 2024-02-07`,
+  refill run --publish together --from 2024-02-01 --to 2024-02-07
+  refill run marts.daily_revenue --full-refresh`,
 		RunE: func(c *cobra.Command, args []string) error { return a.runRun(c, args, &f) },
 	}
 	f.register(c, true)
@@ -82,6 +84,7 @@ a second aborts them (transactions roll back). Exit code 130.
 	fl.StringVar(&f.publish, "publish", "partition", "partition: swap each partition when ready; together: swap all in one transaction at the end")
 	fl.IntVar(&f.maxPartitions, "max-partitions", 0, "refuse to run more than N partitions without --yes")
 	fl.BoolVar(&f.allowMissing, "allow-missing-upstream", false, "run partitions whose upstream partitions are missing, failed or incomplete, instead of blocking them")
+	fl.BoolVar(&f.fullRefresh, "full-refresh", false, "rebuild the selected models' whole tables: every partition into a new table, swapped in at once")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json (a summary of the run)")
 	return c
 }
@@ -110,7 +113,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	defer s.close()
 	opts := runner.RunOptions{Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
 		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency}
-	sel.AllowMissingUpstream = f.allowMissing
+	sel.AllowMissingUpstream, sel.FullRefresh = f.allowMissing, f.fullRefresh
 	if f.resume != "" {
 		if sel, err = s.resumeSelection(f.resume); err != nil {
 			return err

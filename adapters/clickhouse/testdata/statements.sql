@@ -42,6 +42,16 @@ CREATE TABLE IF NOT EXISTS `refill`.`leases` (
   `expires_at` DateTime('UTC'),
   `version` UInt64
 ) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`table_name`, `run_id`);
+CREATE TABLE IF NOT EXISTS `refill`.`versions` (
+  `model` String,
+  `fingerprint` String,
+  `text` String,
+  `created_at` DateTime('UTC'),
+  `accepted_from` Nullable(String),
+  `accepted_at` Nullable(DateTime('UTC')),
+  `accepted_partitions` Nullable(Int64),
+  `version` UInt64
+) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`model`, `fingerprint`);
 
 -- stage a new hourly table
 CREATE TABLE `refill_stage`.`marts__daily__a1_1` ENGINE = MergeTree() PARTITION BY toYYYYMMDD(`ts`) ORDER BY `ts` AS SELECT * FROM (
@@ -133,22 +143,22 @@ ALTER TABLE `marts`.`daily` REPLACE PARTITION ID 'all' FROM `refill_stage`.`mart
 
 -- ledger records
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT 'marts.daily', '2024-01-02', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), NULL, NULL, 1704434828000001
+SELECT 'marts.daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 42 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, 1704434828000001 AS `version`
 UNION ALL SELECT 'marts.daily', '2024-01-03', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), NULL, NULL, 1704434828000002
 UNION ALL SELECT 'marts.by_region', 'eu', 'failed', 'f', NULL, 'r', 3, NULL, NULL, toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), NULL, 'it\'s broken:\n\\ \'quoted\'', NULL, 1704434828000003;
 
 -- run
 INSERT INTO `refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
-SELECT 'r1', 'clickhouse', 'running', '{"from":"2024-01-01"}', 'h', 42, toDateTime('2024-01-05 06:07:08', 'UTC'), NULL, 0, 0, 0, NULL, 1704434828000004;
+SELECT 'r1' AS `run_id`, 'clickhouse' AS `target`, 'running' AS `status`, '{"from":"2024-01-01"}' AS `selection`, 'h' AS `host`, 42 AS `pid`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, NULL AS `finished_at`, 0 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, 1704434828000004 AS `version`;
 
 -- lease
 INSERT INTO `refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT 'marts.daily', 'r1', 'h', 42, toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:08:08', 'UTC'), 1704434828000005;
+SELECT 'marts.daily' AS `table_name`, 'r1' AS `run_id`, 'h' AS `host`, 42 AS `pid`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `acquired_at`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `heartbeat_at`, toDateTime('2024-01-05 06:08:08', 'UTC') AS `expires_at`, 1704434828000005 AS `version`;
 
 -- seed
 CREATE TABLE `raw`.`people__refill_seed_a1_3` (`id` Int64, `name` Nullable(String), `score` Float64, `ok` UInt8, `day` Date, `seen` DateTime('UTC')) ENGINE = MergeTree() ORDER BY tuple();
 INSERT INTO `raw`.`people__refill_seed_a1_3` (`id`, `name`, `score`, `ok`, `day`, `seen`)
-SELECT toInt64(1), 'O\'Brien', toFloat64(1.5), toUInt8(1), toDate('2024-01-02'), toDateTime('2024-01-05 06:07:08', 'UTC')
+SELECT toInt64(1) AS `id`, 'O\'Brien' AS `name`, toFloat64(1.5) AS `score`, toUInt8(1) AS `ok`, toDate('2024-01-02') AS `day`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `seen`
 UNION ALL SELECT toInt64(-2), NULL, toFloat64(2), toUInt8(0), toDate('2024-01-03'), toDateTime('2024-01-05 06:07:08', 'UTC');
 
 -- seed into a new table

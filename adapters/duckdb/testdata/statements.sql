@@ -39,6 +39,15 @@ CREATE TABLE IF NOT EXISTS "refill"."leases" (
   "heartbeat_at" TIMESTAMP NOT NULL,
   "expires_at" TIMESTAMP NOT NULL
 );
+CREATE TABLE IF NOT EXISTS "refill"."versions" (
+  "model" VARCHAR NOT NULL,
+  "fingerprint" VARCHAR NOT NULL,
+  "text" VARCHAR NOT NULL,
+  "created_at" TIMESTAMP NOT NULL,
+  "accepted_from" VARCHAR,
+  "accepted_at" TIMESTAMP,
+  "accepted_partitions" BIGINT
+);
 
 -- publish one day
 CREATE SCHEMA IF NOT EXISTS "marts";

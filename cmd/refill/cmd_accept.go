@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/refill/refill/runner"
+)
+
+func (a *app) acceptCommand() *cobra.Command {
+	var f selectionFlags
+	var yes bool
+	c := &cobra.Command{
+		Use:   "accept MODEL...",
+		Short: "Accept a model's new SQL for the partitions already built, without recomputing them",
+		Long: `Accept makes the current version of each selected model the version of its
+partitions in range that an earlier version built, without recomputing them: a
+forward-only change. Use it for a change that must not rewrite history (a new
+rule that applies from today) or that does not change the data (a rename the
+fingerprint notices). The ledger records the new fingerprint for those
+partitions, so they are no longer stale; partitions built from now on use the
+new SQL; plan notes the acceptance. Partitions stale because an upstream
+partition was republished, or that failed, are not accepted: run them.
+
+refill plan --explain shows what changed before you accept it.
+
+` + selectorHelp,
+		Example: `  refill plan marts.daily_revenue --explain
+  refill accept marts.daily_revenue --yes
+  refill accept marts.daily_revenue --from 2024-01 --to 2024-06 --yes`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			sel, err := f.selection(args)
+			if err != nil {
+				return err
+			}
+			s, err := a.openForRun(0)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			if !yes {
+				changes, err := s.runner.Explain(a.ctx, mustPlanStale(s, sel))
+				if err != nil {
+					return exitf(exitWarehouse, "reading model versions: %v", err)
+				}
+				printChanges(a.stdout, changes)
+				return usagef("accept rewrites the ledger: pass --yes to accept these changes")
+			}
+			id := runner.NewRunID(sel.Now)
+			acc, err := s.runner.Accept(a.ctx, sel, id, func(runner.Event) {})
+			if err != nil {
+				return exitf(exitCode(err), "%v", err)
+			}
+			if len(acc) == 0 {
+				fmt.Fprintln(a.stdout, "Nothing to accept: no partition in range was built by an earlier version of these models.")
+				return nil
+			}
+			for _, x := range acc {
+				fmt.Fprintf(a.stdout, "%s: %s built by version %s now carry version %s (forward-only).\n",
+					x.Model.Name, plural(x.Partitions, "partition"), strings.Join(x.From, ", "), x.Model.Version(s.scope).Fingerprint)
+			}
+			fmt.Fprintf(a.stdout, "Recorded as run %s.\n", id)
+			return nil
+		},
+	}
+	f.register(c, false)
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "accept (without it, accept shows what it would accept)")
+	return c
+}
+
+// mustPlanStale plans sel for accept's preview; errors leave it empty.
+func mustPlanStale(s *session, sel runner.Selection) *runner.Plan {
+	plan, err := s.plan(sel)
+	if err != nil {
+		return &runner.Plan{}
+	}
+	return plan
+}

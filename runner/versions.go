@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// The ledger keeps every model version a run published (its text and
+// fingerprint, models.Version), so that a stale partition can be
+// explained by what changed since it was built, and so that a change can
+// be accepted without rewriting history (forward-only).
+
+// saveVersions records the current versions of the models plan runs that
+// the ledger does not have yet.
+func (r *Runner) saveVersions(ctx context.Context, plan *Plan) error {
+	var names []string
+	seen := map[*models.Model]bool{}
+	for _, st := range plan.Steps {
+		if !seen[st.Model] {
+			seen[st.Model] = true
+			names = append(names, st.Model.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	have, err := r.Adapter.Versions(ctx, names)
+	if err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for _, v := range have {
+		kept[v.Model+" "+v.Fingerprint] = true
+	}
+	var save []adapters.Version
+	now := r.now()
+	for m := range seen {
+		v := m.Version(r.Scope)
+		if !kept[m.Name+" "+v.Fingerprint] {
+			save = append(save, adapters.Version{Model: m.Name, Fingerprint: v.Fingerprint, Text: v.Text, CreatedAt: now})
+		}
+	}
+	sort.Slice(save, func(i, j int) bool { return save[i].Model < save[j].Model })
+	return r.Adapter.SaveVersions(ctx, save)
+}
+
+// Change is what changed in a model since some of its partitions were
+// built: the difference between the version that built them and the
+// current one.
+type Change struct {
+	Model      *models.Model
+	From, To   string // fingerprints
+	Partitions int    // stale partitions the plan runs that From built
+	// Diff is a unified diff of the versions' texts; empty when the ledger
+	// does not have the old version (built before refill kept versions).
+	Diff string
+}
+
+// Explain returns, for every model with partitions the plan runs because
+// its SQL or config changed, what changed.
+func (r *Runner) Explain(ctx context.Context, plan *Plan) ([]Change, error) {
+	type key struct {
+		m  *models.Model
+		fp string
+	}
+	counts := map[key]int{}
+	var order []key
+	for _, st := range plan.Steps {
+		if st.Reason != ReasonStale || st.Record == nil {
+			continue
+		}
+		k := key{st.Model, st.Record.Fingerprint}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	var names []string
+	for _, k := range order {
+		names = append(names, k.m.Name)
+	}
+	versions, err := r.Adapter.Versions(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	text := map[string]string{}
+	for _, v := range versions {
+		text[v.Model+" "+v.Fingerprint] = v.Text
+	}
+	var out []Change
+	for _, k := range order {
+		cur := k.m.Version(r.Scope)
+		c := Change{Model: k.m, From: k.fp, To: cur.Fingerprint, Partitions: counts[k]}
+		if old, ok := text[k.m.Name+" "+k.fp]; ok {
+			c.Diff = unifiedDiff(k.m.Name+" "+k.fp+" (built)", k.m.Name+" "+cur.Fingerprint+" (now)", old, cur.Text)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Accepted is what Accept did to one model.
+type Accepted struct {
+	Model      *models.Model
+	Partitions int      // records now carrying the current fingerprint
+	From       []string // the fingerprints they carried
+}
+
+// Accept makes the current version of each selected model the version of
+// its partitions in range that an earlier version built, without
+// recomputing them (a forward-only change): their ledger records take the
+// current fingerprint, so they are no longer stale; partitions built from
+// now on use the new SQL. The ledger's version row records the acceptance,
+// and plan notes it. Partitions stale for another reason (an upstream
+// republished, a failure) are left as they are.
+func (r *Runner) Accept(ctx context.Context, sel Selection, runID string, wait func(Event)) ([]Accepted, error) {
+	facts, err := r.Facts(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := r.Project.Select(sel.Select, sel.Exclude)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	a := &assessor{scope: r.Scope, ledger: indexLedger(facts.Records), now: sel.Now}
+	var out []Accepted
+	var records []adapters.Record
+	var versions []adapters.Version
+	var tables []string
+	now := r.now()
+	for _, m := range chosen {
+		parts, _, err := sel.rangeFor(m)
+		if err != nil {
+			return nil, err
+		}
+		acc := Accepted{Model: m}
+		from := map[string]bool{}
+		for _, p := range parts {
+			as, err := a.assess(m, p)
+			if err != nil {
+				return nil, err
+			}
+			if as.state != StateStale || as.reason != ReasonStale {
+				continue
+			}
+			rec := *as.record
+			if !from[rec.Fingerprint] {
+				from[rec.Fingerprint] = true
+				acc.From = append(acc.From, rec.Fingerprint)
+			}
+			rec.Fingerprint = as.fingerprint
+			records = append(records, rec)
+			acc.Partitions++
+		}
+		if acc.Partitions == 0 {
+			continue
+		}
+		out = append(out, acc)
+		v := m.Version(r.Scope)
+		versions = append(versions, adapters.Version{Model: m.Name, Fingerprint: v.Fingerprint, Text: v.Text, CreatedAt: now,
+			AcceptedFrom: acc.From[0], AcceptedAt: now, Accepted: int64(acc.Partitions)})
+		tables = append(tables, r.Scope.Relation(m).String())
+	}
+	if len(records) == 0 {
+		return nil, nil
+	}
+	if err := r.Adapter.SetupLedger(ctx); err != nil {
+		return nil, err
+	}
+	// Accepting rewrites ledger records: hold the tables as a run does.
+	if err := r.acquireLeases(ctx, runID, tables, DefaultLeaseTTL, 0, wait); err != nil {
+		return nil, err
+	}
+	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
+	if err := r.Adapter.SaveVersions(ctx, versions); err != nil {
+		return nil, err
+	}
+	if err := r.Adapter.RecordPartitions(ctx, records); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	run := &adapters.Run{ID: runID, Target: r.Target, Status: adapters.RunAccepted, Selection: sel.JSON(), Host: host,
+		PID: os.Getpid(), StartedAt: now, FinishedAt: r.now(), Succeeded: len(records)}
+	if err := r.Adapter.SaveRun(ctx, run); err != nil {
+		return nil, fmt.Errorf("recording the acceptance: %w", err)
+	}
+	return out, nil
+}
+
+// acceptedNotes returns the plan notes of selected models whose current
+// version was accepted for partitions an earlier version built.
+func acceptedNotes(selected []*models.Model, scope *models.Scope, versions []adapters.Version) []string {
+	byKey := map[string]adapters.Version{}
+	for _, v := range versions {
+		byKey[v.Model+" "+v.Fingerprint] = v
+	}
+	var notes []string
+	for _, m := range selected {
+		v, ok := byKey[m.Name+" "+m.Version(scope).Fingerprint]
+		if !ok || v.AcceptedFrom == "" {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s: forward-only since %s: %d partition(s) keep rows computed by version %s, accepted as the current version %s by refill accept",
+			m.Name, v.AcceptedAt.UTC().Format("2006-01-02 15:04"), v.Accepted, v.AcceptedFrom, v.Fingerprint))
+	}
+	return notes
+}
