@@ -262,7 +262,9 @@ func ModelWindow(m *models.Model, parts []models.Partition) Window {
 // are published: its rows outside the stages' windows plus the staged rows.
 // Downstream models of the same run read upstream models through it.
 type Overlayer interface {
-	Overlay(ctx context.Context, target models.Relation, stages []*Stage) (models.Relation, error)
+	// With replace, the view holds the staged rows only: the target as a
+	// full refresh (Rebuild) will leave it.
+	Overlay(ctx context.Context, target models.Relation, stages []*Stage, replace bool) (models.Relation, error)
 	// DropOverlay drops a view Overlay created; dropping one gone succeeds.
 	DropOverlay(ctx context.Context, view models.Relation) error
 }

@@ -36,9 +36,13 @@ type Config struct {
 	Batch         int
 	Tags          []string       // for tag: selectors
 	DependsOnPast map[string]int // ref name ("*" for all refs) -> extra partitions of look-back
-	Lookback      []int          // offsets from the last complete partition rerun on every scheduled run
-	Delay         time.Duration  // how long after a window closes its data is complete
-	AllowPartial  bool           // allow the current, incomplete partition to run
+	// Self is set by depends_on_past: self: each partition reads the
+	// model's own earlier partitions through this (a cumulative model).
+	// Its partitions run in time order, each published before the next.
+	Self         bool
+	Lookback     []int         // offsets from the last complete partition rerun on every scheduled run
+	Delay        time.Duration // how long after a window closes its data is complete
+	AllowPartial bool          // allow the current, incomplete partition to run
 	// Watermark is an optional query returning a freshness marker (such as
 	// max(loaded_at)) of a partition's source rows. A scheduled run then
 	// reruns a lookback partition only when its marker moved.
@@ -151,8 +155,8 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
 func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 	c := Config{Location: time.UTC}
 	var (
-		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode *yaml.Node
-		partitionType, start, end                                                               string
+		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode *yaml.Node
+		partitionType, start, end                                                                            string
 	)
 	d.fields(root, "model config", configKeys, func(key string, v *yaml.Node) {
 		switch key {
@@ -224,7 +228,8 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		case "tags":
 			c.Tags, _ = d.strList(v, key)
 		case "depends_on_past":
-			c.DependsOnPast = decodeDependsOnPast(d, v)
+			c.DependsOnPast, c.Self = decodeDependsOnPast(d, v)
+			dependsNode = v
 		case "lookback":
 			lookbackNode = v
 			c.Lookback = decodeLookback(d, v)
@@ -306,6 +311,16 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		}
 		if !found {
 			d.errAt(root, "partition_by %s is not among the declared columns", c.PartitionBy)
+		}
+	}
+	if c.Self {
+		switch {
+		case c.Grain == 0:
+			d.errAt(dependsNode, "depends_on_past: self applies only to time-partitioned models, whose partitions have an order")
+		case len(c.Columns) == 0:
+			d.errAt(dependsNode, "a model that reads its own past needs columns: refill creates its table from them before the first partition, which then reads it empty")
+		case c.Batch > 0:
+			d.errAt(batchNode, "a model that reads its own past cannot be batched: each partition reads the one before it, published")
 		}
 	}
 	if c.Grain == Hour && tzNode != nil && c.Location != time.UTC {
@@ -404,21 +419,32 @@ func decodeColumns(d *yamlDoc, v *yaml.Node) []ColumnDecl {
 	return out
 }
 
-func decodeDependsOnPast(d *yamlDoc, v *yaml.Node) map[string]int {
+// decodeDependsOnPast reads depends_on_past: a number for every ref, a
+// map of ref name to number, or self (alone, or as a key set to true) for
+// a model that reads its own earlier partitions.
+func decodeDependsOnPast(d *yamlDoc, v *yaml.Node) (map[string]int, bool) {
 	if v.Kind == yaml.ScalarNode {
+		if v.Value == "self" {
+			return nil, true
+		}
 		n, ok := d.int(v, "depends_on_past", 0)
 		if !ok {
-			return nil
+			return nil, false
 		}
-		return map[string]int{"*": n}
+		return map[string]int{"*": n}, false
 	}
 	out := map[string]int{}
+	self := false
 	d.entries(v, "depends_on_past", func(k, val *yaml.Node) {
+		if k.Value == "self" {
+			self, _ = d.bool(val, "depends_on_past.self")
+			return
+		}
 		if n, ok := d.int(val, "depends_on_past."+k.Value, 0); ok {
 			out[k.Value] = n
 		}
 	})
-	return out
+	return out, self
 }
 
 func decodeLookback(d *yamlDoc, v *yaml.Node) []int {

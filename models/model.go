@@ -87,6 +87,9 @@ func parseModel(name, file, text string) (*Model, error) {
 	if m.Config.Watermark != nil {
 		errs.add(m.Config.Watermark.compile(prototype(kind)))
 	}
+	if m.SQL.UsesThis && !m.Config.Self {
+		errs.add(m.SQL.errorAt(m.SQL.thisAt[0], m.SQL.thisAt[1], "the model reads its own table ({{ this }}): declare depends_on_past: self, so that refill runs its partitions in order, each reading the one before it published"))
+	}
 	if m.Config.Batch > 0 && m.SQL.UsesPartition {
 		errs.add(&Error{File: file, Msg: "batch renders several partitions as one statement, so the template cannot use partition: use start and end"})
 	}

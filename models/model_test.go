@@ -29,7 +29,8 @@ func TestRender(t *testing.T) {
 partition_by: week_start
 grain: week
 start: 2024-01-01
-depends_on_past: 1
+depends_on_past: {self: true, daily_revenue: 1}
+columns: {week_start: date, k: varchar}
 */
 SELECT {{ partition }} AS k, {{ date_add(start, -6, "day") }} AS six_back,
        {{ date_trunc("month", start) }} AS month_start,
@@ -229,5 +230,24 @@ func TestVersion(t *testing.T) {
 		if v.Fingerprint == base.Fingerprint {
 			t.Errorf("changing %s keeps the version", name)
 		}
+	}
+}
+
+// A model that reads its own past must say so, declare its columns, and
+// not be batched.
+func TestSelfDependency(t *testing.T) {
+	for text, want := range map[string]string{
+		"/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\nSELECT * FROM {{ this }}":                                      "models/m.sql:6:18: the model reads its own table ({{ this }}): declare depends_on_past: self",
+		"/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\ndepends_on_past: self\n*/\nSELECT * FROM {{ this }}":               "needs columns:",
+		"/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\ndepends_on_past: self\nbatch: 7\ncolumns: {d: date}\n*/\nSELECT 1": "cannot be batched",
+		"/* refill\ndepends_on_past: self\ncolumns: {d: date}\n*/\nSELECT 1":                                                           "applies only to time-partitioned models",
+	} {
+		if _, err := load(t, map[string]string{"models/m.sql": text}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", text, err, want)
+		}
+	}
+	p := mustLoad(t, map[string]string{"models/m.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\ndepends_on_past: self\ncolumns: {d: date}\n*/\nSELECT d FROM {{ this }}"})
+	if m := mustModel(t, p, "m"); !m.Config.Self || len(m.Upstream) != 0 {
+		t.Errorf("self model: %+v", m.Config)
 	}
 }

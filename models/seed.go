@@ -191,9 +191,19 @@ func ParseSeedTypes(file string, r io.Reader, declared map[string]ColumnType) (*
 // NewSeed builds a table from text values, inferring column types as for
 // CSV seeds. An empty string is NULL.
 func NewSeed(columns []string, records [][]string) *Seed {
+	return NewSeedTypes(columns, records, nil)
+}
+
+// NewSeedTypes is NewSeed with declared types for some columns, by
+// lower-cased name (values must fit them).
+func NewSeedTypes(columns []string, records [][]string, declared map[string]ColumnType) *Seed {
 	s := &Seed{}
 	for _, c := range columns {
-		s.Columns = append(s.Columns, Column{Name: c})
+		col := Column{Name: c}
+		if t, ok := declared[strings.ToLower(c)]; ok {
+			col.Type, col.Declared = t, true
+		}
+		s.Columns = append(s.Columns, col)
 	}
 	s.fill(records)
 	return s

@@ -27,6 +27,9 @@ type Template struct {
 	// UsesPartition reports whether an expression reads partition, which is
 	// ambiguous when several partitions render as one batch.
 	UsesPartition bool
+	// UsesThis reports whether an expression reads this.
+	UsesThis bool
+	thisAt   [2]int // line, col of the first expression that reads this
 
 	calls map[string][2]int // "ref\x00name" -> line, col of its first use
 
@@ -203,6 +206,10 @@ func (t *Template) compile(env map[string]any) error {
 			if id, ok := n.(*ast.IdentifierNode); ok {
 				if id.Value == "partition" {
 					t.UsesPartition = true
+				}
+				if id.Value == "this" && !t.UsesThis {
+					t.UsesThis = true
+					t.thisAt = [2]int{p.line, p.col}
 				}
 				if partitionNames[id.Value] {
 					p.varies = true

@@ -32,10 +32,15 @@ type UnitTest struct {
 
 // Given is the content a unit test gives one input table.
 type Given struct {
-	Name  string // a model name (for ref) or a source table (schema.table)
-	Model *Model // set when Name is a model
-	Seed  *Seed  // the rows, with types inferred as for seeds
-	Line  int
+	Name  string // a model name (for ref), a source table (schema.table), or this
+	Model *Model // set when Name is a model, or this (the tested model)
+	// This is set for the tested model's own table, which a model that
+	// reads its own past reads.
+	This bool
+	// Seed holds the rows, typed by the columns the model declares, the
+	// types the test declares, or else inferred as for seeds.
+	Seed *Seed
+	Line int
 }
 
 var unitTestKeys = []string{"name", "partition", "vars", "given", "expect"}
@@ -111,7 +116,7 @@ func (p *Project) parseUnitTests(file, text string, m *Model) ([]*UnitTest, erro
 				d.entries(v, "vars", func(k, val *yaml.Node) { ut.Vars[k.Value] = d.value(val) })
 			case "given":
 				d.entries(v, "given", func(k, val *yaml.Node) {
-					g := p.decodeGiven(d, k, val)
+					g := p.decodeGiven(d, m, k, val)
 					if g != nil {
 						ut.Given = append(ut.Given, *g)
 					}
@@ -151,23 +156,69 @@ func (p *Project) parseUnitTests(file, text string, m *Model) ([]*UnitTest, erro
 	return out, errs.Err()
 }
 
-// decodeGiven reads the rows given for one input table.
-func (p *Project) decodeGiven(d *yamlDoc, k, v *yaml.Node) *Given {
+// decodeGiven reads the rows given for one input table of m: a list of
+// rows, or a mapping of columns (name: type) and rows. The rows are typed
+// by the declared columns of the given model (or of m, for this), else by
+// the types the test declares, else inferred from the values; with
+// declared columns, a table may be given empty.
+func (p *Project) decodeGiven(d *yamlDoc, m *Model, k, v *yaml.Node) *Given {
 	line, _ := d.pos(k)
 	g := &Given{Name: k.Value, Line: line}
-	if m, err := p.Model(k.Value); err == nil {
-		g.Model, g.Name = m, m.Name
-	} else if _, err := ParseRelation(k.Value); err != nil || !strings.Contains(k.Value, ".") {
-		d.errAt(k, "given %q is neither a model nor a source table (schema.table)%s", k.Value, suggest(k.Value, p.modelNames()))
-		return nil
+	switch {
+	case k.Value == "this":
+		if !m.Config.Self {
+			d.errAt(k, "given this: the model does not read its own table (depends_on_past: self)")
+			return nil
+		}
+		g.Model, g.This = m, true
+	default:
+		if up, err := p.Model(k.Value); err == nil {
+			g.Model, g.Name = up, up.Name
+		} else if _, err := ParseRelation(k.Value); err != nil || !strings.Contains(k.Value, ".") {
+			d.errAt(k, "given %q is neither a model nor a source table (schema.table)%s", k.Value, suggest(k.Value, p.modelNames()))
+			return nil
+		}
 	}
-	if v.Kind != yaml.SequenceNode {
-		d.errAt(v, "given %s must be a list of rows (use [] for an empty table)", k.Value)
-		return nil
-	}
+	declared := map[string]ColumnType{}
 	var cols []string
+	if g.Model != nil {
+		for _, c := range g.Model.Config.Columns {
+			if c.Type.Portable != "" {
+				declared[strings.ToLower(c.Name)] = c.Type.Portable
+				cols = append(cols, c.Name)
+			}
+		}
+	}
+	rowsNode := v
+	if v.Kind == yaml.MappingNode {
+		rowsNode = nil
+		d.fields(v, "given "+k.Value, []string{"columns", "rows"}, func(key string, val *yaml.Node) {
+			if key == "rows" {
+				rowsNode = val
+				return
+			}
+			d.entries(val, "columns", func(ck, cv *yaml.Node) {
+				t, err := ParseColumnType(cv.Value)
+				if err != nil {
+					d.errAt(cv, "columns.%s: %v", ck.Value, err)
+					return
+				}
+				if _, ok := declared[strings.ToLower(ck.Value)]; !ok {
+					cols = append(cols, ck.Value)
+				}
+				declared[strings.ToLower(ck.Value)] = t
+			})
+		})
+		if rowsNode == nil {
+			rowsNode = &yaml.Node{Kind: yaml.SequenceNode}
+		}
+	}
+	if rowsNode.Kind != yaml.SequenceNode {
+		d.errAt(rowsNode, "given %s must be a list of rows (use [] for an empty table), or a mapping of columns and rows", k.Value)
+		return nil
+	}
 	var rows []map[string]*yaml.Node
-	for _, r := range v.Content {
+	for _, r := range rowsNode.Content {
 		r = resolve(r)
 		if r.Kind != yaml.MappingNode {
 			d.errAt(r, "each given row is a mapping of column to value")
@@ -179,28 +230,36 @@ func (p *Project) decodeGiven(d *yamlDoc, k, v *yaml.Node) *Given {
 			if !identRE.MatchString(c) {
 				d.errAt(r.Content[i], "%q is not a column name", c)
 			}
-			if !slices.Contains(cols, c) {
+			if !slices.ContainsFunc(cols, func(x string) bool { return strings.EqualFold(x, c) }) {
+				if g.Model != nil && len(g.Model.Config.Columns) > 0 {
+					d.errAt(r.Content[i], "%s declares no column %s", g.Model.Name, c)
+				}
 				cols = append(cols, c)
 			}
-			row[c] = resolve(r.Content[i+1])
+			row[strings.ToLower(c)] = resolve(r.Content[i+1])
 		}
 		rows = append(rows, row)
 	}
 	if len(cols) == 0 {
-		d.errAt(v, "given %s has no columns: give at least one row (refill infers the table from it)", k.Value)
+		d.errAt(rowsNode, "given %s has no columns: give a row, declare its columns (columns: {name: type}), or declare the model's columns", k.Value)
 		return nil
 	}
 	records := make([][]string, len(rows))
 	for i, row := range rows {
 		rec := make([]string, len(cols))
 		for j, c := range cols {
-			if n, ok := row[c]; ok && n.Tag != "!!null" {
-				rec[j] = n.Value
+			n, ok := row[strings.ToLower(c)]
+			if !ok || n.Tag == "!!null" {
+				continue
+			}
+			rec[j] = n.Value
+			if t, typed := declared[strings.ToLower(c)]; typed && !fits(n.Value, t) {
+				d.errAt(n, "%s: %q is not a %s", c, n.Value, t)
 			}
 		}
 		records[i] = rec
 	}
-	g.Seed = NewSeed(cols, records)
+	g.Seed = NewSeedTypes(cols, records, declared)
 	return g
 }
 

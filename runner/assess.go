@@ -112,6 +112,15 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 		}
 		return as, nil
 	}
+	if m.Config.Self && p.Start.After(m.Config.Start) {
+		// A cumulative model reads its own earlier partition.
+		prev := m.Next(p, -1)
+		if r := a.ledger.record(m.Name, prev.Key); r != nil && r.PublishedAt.After(rec.StartedAt) && !r.PublishedAt.Equal(rec.PublishedAt) {
+			as.state, as.reason = StateStale, ReasonUpstream
+			as.detail = fmt.Sprintf("its own earlier partition %s was republished at %s, after this was built", prev.Key, r.PublishedAt.UTC().Format("2006-01-02 15:04:05"))
+			return as, nil
+		}
+	}
 	for _, up := range m.Upstream {
 		published, key := a.ledger.lastPublished(up, models.DependencySpan(m, p, up))
 		// Stale when the upstream was republished after this partition

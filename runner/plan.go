@@ -343,6 +343,9 @@ func (pl *planner) propagate(m *models.Model) error {
 		}
 		rewritten = append(rewritten, pl.resumedRewrites(up)...)
 		for _, part := range dependentPartitions(m, up, rewritten, pl.a.ledger) {
+			if pl.planned[m] != nil && pl.planned[m][part.Key] != nil {
+				continue
+			}
 			if have[part.Key] {
 				continue
 			}
@@ -357,6 +360,52 @@ func (pl *planner) propagate(m *models.Model) error {
 			why := fmt.Sprintf("reads %s, which this run rewrites", up.Name)
 			pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why})
 		}
+	}
+	if m.Config.Self {
+		return pl.propagateSelf(m, have)
+	}
+	return nil
+}
+
+// propagateSelf plans, for a model that reads its own past, every built
+// partition after the first one this run rewrites: each was computed from
+// the one before it, so the chain is recomputed in order.
+func (pl *planner) propagateSelf(m *models.Model, have map[string]bool) error {
+	var first *models.Partition
+	for _, st := range pl.steps[m] {
+		if st.Reason != ReasonBlocked && (first == nil || st.Partition.Start.Before(first.Start)) {
+			p := st.Partition
+			first = &p
+		}
+	}
+	for _, p := range pl.resumedRewrites(m) {
+		if first == nil || p.Start.Before(first.Start) {
+			p := p
+			first = &p
+		}
+	}
+	mr := pl.a.ledger.byModel[m.Name]
+	if first == nil || mr == nil {
+		return nil
+	}
+	for _, r := range mr.timed {
+		if !r.WindowStart.After(first.Start) || have[r.Partition] {
+			continue
+		}
+		part, err := m.Partition(r.Partition)
+		if err != nil {
+			continue
+		}
+		as, err := pl.a.assess(m, part)
+		if err != nil {
+			return err
+		}
+		if resumedDone(pl.sel, as) {
+			continue
+		}
+		have[part.Key] = true
+		why := fmt.Sprintf("reads its own partition before it, which this run rewrites (from %s on)", first.Key)
+		pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why})
 	}
 	return nil
 }
@@ -395,9 +444,11 @@ func (pl *planner) resumedRewrites(up *models.Model) []models.Partition {
 // complete yet, noting them.
 func (pl *planner) block(m *models.Model) {
 	steps := pl.steps[m]
-	kept := steps[:0]
+	kept := make([]Step, 0, len(steps))
+	// For a model that reads its own past: the outcome of its steps so far.
+	own := map[string]Reason{}
 	for _, st := range steps {
-		why, cause, wait := pl.unreadable(m, st.Partition)
+		why, cause, wait := pl.unreadable(m, st.Partition, own)
 		switch {
 		case wait != nil && !pl.sel.AllowMissingUpstream:
 			pl.noteWaiting(m, wait)
@@ -409,6 +460,7 @@ func (pl *planner) block(m *models.Model) {
 		case wait != nil:
 			st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, which is not complete yet (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
 		}
+		own[st.Partition.Key] = st.Reason
 		kept = append(kept, st)
 	}
 	pl.steps[m] = kept
@@ -443,10 +495,21 @@ func joinDetail(a, b string) string {
 // It returns why p cannot run (a missing, failed, half-published or
 // blocked upstream partition) and the same without the partition, or the
 // upstream partition it waits for.
-func (pl *planner) unreadable(m *models.Model, p models.Partition) (why, cause string, wait *waitNote) {
+func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[string]Reason) (why, cause string, wait *waitNote) {
 	// A partition that runs before its window is complete (allow_partial)
 	// may read upstream partitions that are not complete either.
 	open := m.Kind() == models.TimePartitioned && pl.sel.Now.Before(p.End.Add(m.Config.Delay))
+	if m.Config.Self && p.Start.After(m.Config.Start) {
+		prev := m.Next(p, -1)
+		if reason, planned := own[prev.Key]; planned {
+			if reason == ReasonBlocked {
+				return fmt.Sprintf("reads its own earlier partition %s, which is blocked", prev.Key), "reads its own blocked partitions", nil
+			}
+		} else if r := pl.a.ledger.record(m.Name, prev.Key); r == nil || !r.State.Published() {
+			return fmt.Sprintf("reads its own earlier partition %s, which is not built", prev.Key),
+				"reads its own earlier partitions, which are not built (run from the first one)", nil
+		}
+	}
 	for _, up := range m.Upstream {
 		last, complete := up.LastComplete(pl.sel.Now)
 		limit := last

@@ -43,6 +43,17 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 				return
 			}
 			staged = append(staged, su)
+			if m.Config.Self {
+				// The next partition reads this one, as the new table will hold it.
+				stages := make([]*adapters.Stage, len(staged))
+				for i, s := range staged {
+					stages[i] = s.stage
+				}
+				if err := e.overlaySelf(ctx, m, stages, true); err != nil {
+					e.fail(ctx, u.nodes, err, 1, 0)
+					return
+				}
+			}
 		}
 	}
 	declared, err := declaredColumns(m, e.r.Adapter.Dialect())

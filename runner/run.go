@@ -122,6 +122,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		e.together(runCtx)
 	} else {
 		e.loop(runCtx)
+		e.cleanupStaged(runCtx) // the overlays of rebuilds
 	}
 	s := e.finish()
 	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
@@ -171,6 +172,38 @@ type execution struct {
 	counts map[string]map[string]int64
 	// columns are the target tables' columns, as the run last saw them.
 	columns tableColumns
+	// this replaces, for a model that reads its own past while its earlier
+	// partitions are staged but not published (--publish together, a
+	// rebuild), its own table with an overlay of those stages.
+	this map[*models.Model]models.SQL
+}
+
+// thisOf returns the overlay m reads as its own table, or "".
+func (e *execution) thisOf(m *models.Model) models.SQL {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.this[m]
+}
+
+// overlaySelf makes m read its own table as the overlay of stages
+// (replace: of the stages alone, for a rebuild).
+func (e *execution) overlaySelf(ctx context.Context, m *models.Model, stages []*adapters.Stage, replace bool) error {
+	ov, ok := e.r.Adapter.(adapters.Overlayer)
+	if !ok {
+		return fmt.Errorf("%s reads its own past, which %s cannot show it before publishing: run it without --publish together or a rebuild", m.Name, e.r.Adapter.Info().Name)
+	}
+	view, err := ov.Overlay(ctx, e.r.Scope.Relation(m), stages, replace)
+	if err != nil {
+		return fmt.Errorf("creating the overlay %s reads as its own table: %w", m.Name, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.overlays = append(e.overlays, view)
+	if e.this == nil {
+		e.this = map[*models.Model]models.SQL{}
+	}
+	e.this[m] = models.SQL(view.Quote(e.r.Adapter.Dialect()))
+	return nil
 }
 
 // rebuilding reports whether the run rebuilds m's whole table.

@@ -63,7 +63,14 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 				}
 			}
 		}
-		if comparesWithPrevious(m) {
+		if m.Config.Self {
+			// Reads its own previous partition: published first.
+			ns := byModel[m]
+			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].step.Partition.Start.Before(n.step.Partition.Start) }); i > 0 &&
+				ns[i-1].step.Partition.End.Equal(n.step.Partition.Start) {
+				n.deps = append(n.deps, ns[i-1])
+			}
+		} else if comparesWithPrevious(m) {
 			ns := byModel[m]
 			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].step.Partition.Start.Before(n.step.Partition.Start) }); i > 0 &&
 				ns[i-1].step.Partition.End.Equal(n.step.Partition.Start) {

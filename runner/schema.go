@@ -201,6 +201,11 @@ func (tc *tableColumns) forget(rel models.Relation) {
 	delete(tc.seen, rel.String())
 }
 
+func describeTag(t adapters.Tag) adapters.Tag {
+	t.Step = "describe"
+	return t
+}
+
 // schema describes the unit's query and decides how its stage relates to
 // the table.
 func (e *execution) schema(ctx context.Context, m *models.Model, query string, tag adapters.Tag) (*schemaPlan, error) {
@@ -210,12 +215,18 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 	if err != nil {
 		return nil, err
 	}
-	tag.Step = "describe"
-	cols, err := a.Describe(ctx, query, tag)
-	if err != nil {
-		return nil, err
-	}
 	if e.rebuilding(m) {
+		if m.Config.Self {
+			// Its first partition reads the table as it stands (no rows
+			// before start); it must exist.
+			if err := a.CreateTable(ctx, rel, m, declared); err != nil {
+				return nil, fmt.Errorf("creating %s from its declared columns: %w", rel, err)
+			}
+		}
+		cols, err := a.Describe(ctx, query, describeTag(tag))
+		if err != nil {
+			return nil, err
+		}
 		return decideSchema(m, rel.String(), cols, declared, nil, a.Fit) // a full refresh makes a new table
 	}
 	target, err := e.columns.get(ctx, a, rel)
@@ -225,7 +236,8 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 	if target == nil && declared != nil {
 		// A table with declared columns is created from them, before its
 		// first stage: a failed first attempt leaves the declared table,
-		// empty, never the failing query's columns.
+		// empty, never the failing query's columns; and a model that reads
+		// its own past reads it empty.
 		if err := a.CreateTable(ctx, rel, m, declared); err != nil {
 			return nil, fmt.Errorf("creating %s from its declared columns: %w", rel, err)
 		}
@@ -233,6 +245,10 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 		if target, err = e.columns.get(ctx, a, rel); err != nil {
 			return nil, err
 		}
+	}
+	cols, err := a.Describe(ctx, query, describeTag(tag))
+	if err != nil {
+		return nil, err
 	}
 	return decideSchema(m, rel.String(), cols, declared, target, a.Fit)
 }

@@ -34,12 +34,25 @@ func (e *execution) together(ctx context.Context) {
 		if len(units) == 0 {
 			continue
 		}
-		if failed := e.stageAll(ctx, units); failed != nil {
+		if m.Config.Self {
+			// Each partition reads the one before it: staged in order, each
+			// then visible to the next through an overlay.
+			for _, u := range units {
+				if failed := e.stageAll(ctx, []*unit{u}); failed != nil {
+					e.abortTogether(ctx, failed)
+					return
+				}
+				if err := e.overlaySelf(ctx, m, e.stagesOf(m), false); err != nil {
+					e.abortTogether(ctx, err)
+					return
+				}
+			}
+		} else if failed := e.stageAll(ctx, units); failed != nil {
 			e.abortTogether(ctx, failed)
 			return
 		}
 		if hasDownstream[m] && ov != nil {
-			view, err := ov.Overlay(ctx, e.r.Scope.Relation(m), e.stagesOf(m))
+			view, err := ov.Overlay(ctx, e.r.Scope.Relation(m), e.stagesOf(m), false)
 			if err != nil {
 				e.abortTogether(ctx, fmt.Errorf("creating the overlay of %s: %w", m.Name, err))
 				return

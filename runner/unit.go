@@ -42,9 +42,9 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		parts[i] = n.step.Partition
 	}
 	scope := e.r.Scope
-	if refs := e.overlayRefs(); refs != nil {
+	if refs, this := e.overlayRefs(), e.thisOf(m); refs != nil || this != "" {
 		s := *scope
-		s.Refs = refs
+		s.Refs, s.This = refs, this
 		scope = &s
 	}
 	sql, err := m.Render(scope, parts...)

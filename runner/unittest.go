@@ -41,10 +41,14 @@ func RunUnitTest(ctx context.Context, a adapters.Adapter, scope *models.Scope, u
 	given := map[string]bool{}
 	for _, g := range ut.Given {
 		var rel models.Relation
-		if g.Model != nil {
+		switch {
+		case g.This:
+			rel = s.Relation(m)
+			given["this"] = true
+		case g.Model != nil:
 			rel = s.Relation(g.Model)
 			given["ref:"+g.Model.Name] = true
-		} else {
+		default:
 			r, _ := models.ParseRelation(g.Name)
 			if r.Schema == "" {
 				r.Schema = s.Schema
@@ -70,6 +74,16 @@ func RunUnitTest(ctx context.Context, a adapters.Adapter, scope *models.Scope, u
 	if len(missing) > 0 {
 		res.Message = fmt.Sprintf("the model reads %s, which the test does not give: add them under given: with at least one row each, so refill knows their columns", strings.Join(missing, ", "))
 		return res, nil
+	}
+	if m.Config.Self && !given["this"] {
+		// Its own past, not given: empty, as for the first partition.
+		cols, err := declaredColumns(m, a.Dialect())
+		if err != nil {
+			return nil, err
+		}
+		if err := a.CreateTable(ctx, s.Relation(m), m, cols); err != nil {
+			return nil, err
+		}
 	}
 	part, err := m.Partition(ut.Partition)
 	if err != nil {

@@ -13,11 +13,12 @@ var _ adapters.Overlayer = (*Adapter)(nil)
 
 // Overlay creates a view of target with the stages' windows replaced by
 // their staged rows.
-func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []*adapters.Stage) (models.Relation, error) {
+func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []*adapters.Stage, replace bool) (models.Relation, error) {
 	exists, err := a.tableExists(ctx, target)
 	if err != nil {
 		return models.Relation{}, err
 	}
+	exists = exists && !replace
 	runID := ""
 	if len(stages) > 0 {
 		runID = stages[0].Tag.RunID

@@ -15,7 +15,7 @@ var _ adapters.Overlayer = (*Adapter)(nil)
 // Overlay creates a view in the stage schema of target with the stages'
 // windows replaced by their staged rows, listing the first stage's columns
 // by name so that column order does not matter.
-func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []*adapters.Stage) (models.Relation, error) {
+func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []*adapters.Stage, replace bool) (models.Relation, error) {
 	if len(stages) == 0 {
 		return models.Relation{}, errors.New("snowflake: an overlay needs at least one stage")
 	}
@@ -34,6 +34,7 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 	if err != nil {
 		return models.Relation{}, err
 	}
+	exists = exists && !replace
 	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(target, adapters.KindOverlay, stages[0].Tag.RunID)}
 	return view, s.exec(OverlaySQL(a.d, view, target, exists, stages, cols))
 }

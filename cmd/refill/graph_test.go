@@ -42,7 +42,7 @@ func TestBackfillPropagatesDownstreamInOrder(t *testing.T) {
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
 
 	plan := mustRefill(t, dir, "plan", "staging.orders+", "--from", "2024-01-10", "--to", "2024-01-12", janNow, "--mode", "all")
-	if !strings.Contains(plan.stdout, "selection: staging.orders+ -> staging.orders, marts.customer_lifetime, marts.daily_revenue") {
+	if !strings.Contains(plan.stdout, "selection: staging.orders+ -> staging.orders, marts.customer_lifetime, marts.customer_revenue_to_date, marts.daily_revenue") {
 		t.Errorf("plan does not print the expanded selection:\n%s", plan.stdout)
 	}
 	if !strings.Contains(plan.stdout, "2024-01-13 .. 2024-01-18  6      upstream: reads marts.daily_revenue, which this run rewrites") {
@@ -54,7 +54,8 @@ func TestBackfillPropagatesDownstreamInOrder(t *testing.T) {
 	var want []string
 	want = append(want, days("staging.orders", "2024-01-10", "2024-01-12")...)
 	want = append(want, days("marts.daily_revenue", "2024-01-10", "2024-01-12")...)
-	want = append(want, days("marts.rolling_revenue", "2024-01-10", "2024-01-18")...) // 7-day windows reading the 10th..12th
+	want = append(want, days("marts.rolling_revenue", "2024-01-10", "2024-01-18")...)          // 7-day windows reading the 10th..12th
+	want = append(want, days("marts.customer_revenue_to_date", "2024-01-10", "2024-01-31")...) // each day carries the one before
 	want = append(want, "marts.monthly_revenue 2024-01", "marts.customer_lifetime all",
 		"marts.revenue_by_region eu", "marts.revenue_by_region us", "marts.revenue_by_region apac")
 	sort.Strings(want)
@@ -94,6 +95,15 @@ func TestBackfillPropagatesDownstreamInOrder(t *testing.T) {
 	for _, region := range []string{"eu", "us", "apac"} {
 		after("marts.revenue_by_region "+region, orders...)
 	}
+	cumulative := days("marts.customer_revenue_to_date", "2024-01-10", "2024-01-31")
+	for i, d := range cumulative {
+		if i < len(orders) {
+			after(d, orders[i])
+		}
+		if i > 0 {
+			after(d, cumulative[i-1])
+		}
+	}
 	for _, d := range days("marts.rolling_revenue", "2024-01-10", "2024-01-18") {
 		day, _ := time.Parse("2006-01-02", strings.Fields(d)[1])
 		for _, up := range daily {
@@ -125,6 +135,9 @@ func TestRewrittenUpstreamMakesDownstreamStale(t *testing.T) {
 		"marts.revenue_by_region us": "upstream", "marts.revenue_by_region apac": "upstream"}
 	for _, d := range days("marts.rolling_revenue", "2024-01-11", "2024-01-17") {
 		want[d] = "upstream"
+	}
+	for _, d := range days("marts.customer_revenue_to_date", "2024-01-11", "2024-01-31") {
+		want[d] = "upstream" // the 11th reads the orders, every later day the day before
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("plan reasons\n  %v\nwant\n  %v", got, want)

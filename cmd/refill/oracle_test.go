@@ -209,6 +209,25 @@ tags: [regions]
 SELECT region, sum(n) AS n, sum(s) + %d AS s FROM {{ ref("hourly") }} WHERE region = {{ partition }} GROUP BY region`, k)
 		}, reads: func(string) map[string][]string { return map[string][]string{"hourly": {"*"}} },
 			keyOf: "region"},
+		{name: "cumulative", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-02-26
+depends_on_past: self
+columns: {d: date, n: bigint, s: bigint}
+*/
+SELECT {{ start }} AS d, CAST(coalesce(sum(n), 0) AS BIGINT) AS n, CAST(coalesce(sum(s), 0) + %d AS BIGINT) AS s
+FROM (SELECT n, s FROM {{ ref("daily") }} WHERE d >= {{ start }} AND d < {{ end }}
+      UNION ALL
+      SELECT n, s FROM {{ this }} WHERE d = {{ date_add(start, -1, "day") }}) AS t`, k)
+		}, reads: func(key string) map[string][]string {
+			reads := map[string][]string{"daily": {key}}
+			if prev := day(key).AddDate(0, 0, -1); !prev.Before(oracleFirst) {
+				reads["cumulative"] = []string{prev.Format("2006-01-02")}
+			}
+			return reads
+		}, keyOf: "strftime(d, '%Y-%m-%d')"},
 		{name: "total", kind: models.WholeTable, sql: func(k int) string {
 			return fmt.Sprintf(`SELECT count(*) AS days, coalesce(sum(s), 0) + %d AS s FROM {{ ref("daily") }}`, k)
 		}, reads: func(string) map[string][]string { return map[string][]string{"daily": {"*"}} },
@@ -777,12 +796,29 @@ func (o *oracle) compare() []string {
 		} else {
 			parts = m.Partitions(time.Time{}, time.Time{})
 		}
+		scope := scope
+		if m.Config.Self {
+			// A cumulative model reads its own recomputation, so its table
+			// exists, with its declared columns, before the first partition.
+			s := *scope
+			s.This = refs[m.Name]
+			scope = &s
+			var cols []string
+			for _, c := range m.Config.Columns {
+				typ, err := c.Type.In(scope.Dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cols = append(cols, c.Name+" "+typ)
+			}
+			exec(fmt.Sprintf(`CREATE TABLE oracle."%s" (%s)`, m.Name, strings.Join(cols, ", ")))
+		}
 		for i, part := range parts {
 			q, err := m.Render(scope, part)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if i == 0 {
+			if i == 0 && !m.Config.Self {
 				exec(fmt.Sprintf(`CREATE TABLE oracle."%s" AS %s`, m.Name, q))
 			} else {
 				exec(fmt.Sprintf(`INSERT INTO oracle."%s" %s`, m.Name, q))

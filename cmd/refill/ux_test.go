@@ -37,7 +37,7 @@ func TestStatusPicture(t *testing.T) {
 	page := string(b)
 	// One cell per partition, colored by state, with the ledger's details
 	// (plus one of each in the legend).
-	for class, want := range map[string]int{"done": 40 + 41 + 41 + 3 + 1, "stale": 1, "failed": 1, "missing": 80*3 + 3} {
+	for class, want := range map[string]int{"done": 40 + 41 + 41 + 41 + 3 + 1, "stale": 1, "failed": 1, "missing": 80*4 + 3} {
 		if got := strings.Count(page, `class="cell `+class+`"`) - 1; got != want {
 			t.Errorf("%d %s cells, want %d", got, class, want)
 		}
@@ -221,7 +221,7 @@ func TestSnowflakeOffline(t *testing.T) {
 	}
 	// Two days of each daily model; the month and the all-time models read
 	// days the plan does not build, so they are blocked.
-	if plan.Adapter != "snowflake" || !plan.PublishTogether || len(plan.Steps) != 6 || len(plan.Blocked) != 5 || !strings.Contains(plan.Guarantee, "transaction") {
+	if plan.Adapter != "snowflake" || !plan.PublishTogether || len(plan.Steps) != 8 || len(plan.Blocked) != 5 || !strings.Contains(plan.Guarantee, "transaction") {
 		t.Errorf("offline Snowflake plan: %+v", plan)
 	}
 	// Without --offline it needs the DSN, and says so.
@@ -256,7 +256,7 @@ func TestProjectFoundByWalkingUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb strings.Builder
-	if code := Do(t.Context(), nil, []string{"validate"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "OK: 6 models") {
+	if code := Do(t.Context(), nil, []string{"validate"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "OK: 7 models") {
 		t.Errorf("validate from models/marts: exit %d %s %s", code, out.String(), errb.String())
 	}
 	os.Chdir(t.TempDir())

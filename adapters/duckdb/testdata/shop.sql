@@ -8,6 +8,26 @@ FROM "staging"."orders" AS o
 JOIN "raw"."customers" AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name;
 
+-- marts.customer_revenue_to_date (customer_revenue_to_date.sql) partitions 2024-01-02..2024-01-02
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT DATE '2024-01-02' AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM "staging"."orders"
+  WHERE order_date >= DATE '2024-01-02' AND order_date < DATE '2024-01-03'
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM "marts"."customer_revenue_to_date"
+  WHERE order_date = DATE '2024-01-01'
+) AS totals
+GROUP BY customer_id;
+
 -- marts.daily_revenue (daily_revenue.sql) partitions 2024-01-02..2024-01-02
 SELECT order_date,
        count(*) AS orders,

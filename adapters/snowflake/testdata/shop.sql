@@ -8,6 +8,26 @@ FROM "STAGING"."ORDERS" AS o
 JOIN "RAW"."CUSTOMERS" AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name;
 
+-- marts.customer_revenue_to_date (customer_revenue_to_date.sql) partitions 2024-01-02..2024-01-02
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT '2024-01-02'::DATE AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM "STAGING"."ORDERS"
+  WHERE order_date >= '2024-01-02'::DATE AND order_date < '2024-01-03'::DATE
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM "MARTS"."CUSTOMER_REVENUE_TO_DATE"
+  WHERE order_date = '2024-01-01'::DATE
+) AS totals
+GROUP BY customer_id;
+
 -- marts.daily_revenue (daily_revenue.sql) partitions 2024-01-02..2024-01-02
 SELECT order_date,
        count(*) AS orders,
