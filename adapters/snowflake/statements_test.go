@@ -169,6 +169,30 @@ func TestStatements(t *testing.T) {
 		snowflake.DropSQL(d, "VIEW", models.Relation{Schema: stageS, Name: "MARTS__DAILY__OVERLAY_1F2E3D_4"}),
 		snowflake.DropSQL(d, "TABLE", models.Relation{Schema: stageS, Name: "MARTS__DAILY__1F2E3D_3"}))
 
+	s.section("schema change before a publish (on_schema_change: append adds, sync also drops and widens)",
+		snowflake.AlterStatements(d, models.Relation{Schema: "marts", Name: "daily"}, &adapters.SchemaChange{
+			Add:   []adapters.TableColumn{{Name: "RETURNS", Type: "NUMBER(38,0)"}, {Name: "channel", Type: "VARCHAR"}},
+			Drop:  []string{"LEGACY"},
+			Widen: []adapters.TableColumn{{Name: "REVENUE", Type: "NUMBER(38,4)"}}})...)
+
+	target, fresh := models.Relation{Schema: "marts", Name: "daily"}, models.Relation{Schema: stageS, Name: adapters.StagePrefix(models.Relation{Schema: "marts", Name: "daily"}) + "w_ab12cd_r"}
+	rebuild := func(exists bool) []string {
+		pending := []adapters.Record{rec("marts.daily", "2024-01-02", day("2024-01-02"), 24*time.Hour), rec("marts.daily", "2024-01-03", day("2024-01-03"), 24*time.Hour)}
+		for i := range pending {
+			pending[i].State = adapters.StatePending
+		}
+		done := []adapters.Record{rec("marts.daily", "2024-01-02", day("2024-01-02"), 24*time.Hour), rec("marts.daily", "2024-01-03", day("2024-01-03"), 24*time.Hour)}
+		var out []string
+		for _, step := range snowflake.RebuildStatements(d, "refill", target, fresh,
+			[]*adapters.Stage{stage(plain, "marts.daily", 1, oneDay, "2024-01-02"), stage(plain, "marts.daily", 2, oneDay, "2024-01-03")},
+			dailyCols, "order_date", exists, pending, done) {
+			out = append(out, step...)
+		}
+		return out
+	}
+	s.section("full refresh of an existing table (--full-refresh): a new table from the stages, SWAP WITH, the ledger rewritten", rebuild(true)...)
+	s.section("full refresh of a missing table: the new table is renamed into place", rebuild(false)...)
+
 	ledgerStatements(&s)
 
 	seed := &models.Seed{Columns: []models.Column{{Name: "id", Type: models.TypeInt}, {Name: "name", Type: models.TypeString},
