@@ -476,6 +476,9 @@ func (o *oracle) run(process bool) {
 	}
 	if id := o.unfinishedRun(); id != "" {
 		o.lastRun = id
+		if allow {
+			o.allowed[id] = true
+		}
 	}
 }
 
@@ -672,8 +675,10 @@ func (o *oracle) resume() {
 	args := []string{"run", "--resume", o.lastRun, "--yes", "--output", "json"}
 	r := o.refill(args...)
 	o.logf("refill %s -> exit %d", strings.Join(args, " "), r.code)
+	// A resumed run repeats the selection, --allow-missing-upstream too.
+	allow := o.allowed[o.lastRun]
 	o.lastRun = ""
-	o.ran(r.code, r.stdout, o.allowed[o.lastRun])
+	o.ran(r.code, r.stdout, allow)
 }
 
 // lateRows adds, changes or deletes source rows in the hourly model's
