@@ -13,11 +13,17 @@ build:
 
 # Unit, golden and end-to-end tests against an in-process DuckDB, and the
 # real refill binary under SIGKILL and SIGINT. The ClickHouse tests run when
-# CLICKHOUSE_DSN is set (.ci/run starts a server), the Snowflake ones when
-# SNOWFLAKE_DSN is set; otherwise they skip, saying why.
+# CLICKHOUSE_DSN is set (.ci/run starts an 18.16 server), and once more
+# against ClickHouse 26 when CHDB_DSN is set (.ci/chdb/start); the Snowflake
+# ones when SNOWFLAKE_DSN is set; otherwise they skip, saying why.
 test:
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
+	@if [ -n "$$CHDB_DSN" ]; then \
+		echo "ClickHouse 26 (chDB) at $$CHDB_DSN"; \
+		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./adapters/clickhouse/ && \
+		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run ClickHouse ./cmd/refill/; \
+	fi
 
 # Many more random cases of the oracle test than make test runs (see
 # cmd/refill/oracle_test.go); ORACLE_CASES sets how many.
@@ -34,10 +40,11 @@ demo: build
 	cd $(SHOP) && ../../$(BIN) status
 
 # Go benchmarks (rendering, planning 1,000 models x 3,650 days) and the
-# end-to-end backfill harness on 10 million rows; see docs/benchmarks.md.
+# end-to-end backfill harness on 10 million rows, on DuckDB and, when
+# CLICKHOUSE_DSN is set, on ClickHouse; see docs/benchmarks.md.
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem ./models/
-	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -benchmem -timeout 20m ./runner/ ./cmd/refill/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -benchmem -timeout 60m ./runner/ ./cmd/refill/
 
 clean:
 	rm -rf bin $(SHOP)/warehouse.duckdb $(SHOP)/warehouse.duckdb.wal $(SHOP)/warehouse.duckdb.refill-holder

@@ -163,6 +163,10 @@ type Stage struct {
 	Model    *models.Model
 	Window   Window
 	Tag      Tag
+	// Columns, when the adapter knows them, are the columns SELECT * from
+	// the stage returns, with their types as the driver names them; the
+	// runner then need not probe the stage for them.
+	Columns []TableColumn
 	// State is the adapter's own bookkeeping for this stage.
 	State any
 }
@@ -255,6 +259,38 @@ func ModelWindow(m *models.Model, parts []models.Partition) Window {
 		return Window{Column: m.Config.PartitionBy, Values: values}
 	}
 	return Window{}
+}
+
+// Deferrer is implemented by adapters that write a publication's ledger
+// records after its swap, in batches, rather than in the swap's
+// transaction (ClickHouse, whose swaps are not transactions). Until its
+// records are written, a published stage is kept: the stages a dead run
+// left behind name what it may have published without recording it (the
+// partitions of each stage's window, WindowTag), and the runner records
+// those partitions pending before anything else reads the ledger.
+type Deferrer interface {
+	// Flush writes the records of every publication so far.
+	Flush(ctx context.Context) error
+	// Unrecorded lists, by name, the staging tables (KindStage) of the
+	// runs whose tokens dead reports.
+	Unrecorded(ctx context.Context, dead func(runToken string) bool) ([]string, error)
+}
+
+// StageSummarizer is implemented by adapters that can count a stage's rows
+// from the warehouse's metadata, without scanning them (ClickHouse, whose
+// parts record their row counts and the range of their partition key).
+type StageSummarizer interface {
+	// SummarizeStage returns groups of the stage's rows, each with its
+	// count and the least and greatest value of the window's column; ok is
+	// false when the metadata cannot tell, and the runner scans instead.
+	SummarizeStage(ctx context.Context, st *Stage) (groups []RowGroup, ok bool, err error)
+}
+
+// RowGroup is some rows of a stage: how many, and the range of their
+// partition column's values (as Result documents values).
+type RowGroup struct {
+	Rows   int64
+	Lo, Hi any
 }
 
 // Overlayer is implemented by adapters that can publish several tables

@@ -1,8 +1,11 @@
 package adapters
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/refill/refill/models"
 )
@@ -66,4 +69,57 @@ func StageRun(name string) (token string, ok bool) {
 		return "", false
 	}
 	return parts[1], true
+}
+
+// WindowTag encodes a time window for the unique part of a stage's name
+// (StageName), so that the stage names the partitions it holds even after
+// the run that made it died: w<start>x<end>, in Unix seconds. Other
+// windows have no tag.
+func WindowTag(w Window) string {
+	if w.Whole() || w.Values != nil {
+		return ""
+	}
+	return fmt.Sprintf("w%dx%d", w.Start.Unix(), w.End.Unix())
+}
+
+// StageWindow returns the time window a stage's name carries (WindowTag),
+// if it carries one.
+func StageWindow(name string) (start, end time.Time, ok bool) {
+	i := strings.LastIndex(name, "__")
+	if i < 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	parts := strings.Split(strings.ToLower(name[i+2:]), "_")
+	if len(parts) != 3 {
+		return time.Time{}, time.Time{}, false
+	}
+	u := parts[2]
+	j := strings.LastIndexByte(u, 'w')
+	if j < 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	s, e, found := strings.Cut(u[j+1:], "x")
+	from, err1 := strconv.ParseInt(s, 10, 64)
+	to, err2 := strconv.ParseInt(e, 10, 64)
+	if !found || err1 != nil || err2 != nil || to <= from {
+		return time.Time{}, time.Time{}, false
+	}
+	return time.Unix(from, 0).UTC(), time.Unix(to, 0).UTC(), true
+}
+
+// TokenTime returns when the run whose token is token started (run IDs
+// begin with their start time, 20240102T030405Z).
+func TokenTime(token string) (time.Time, bool) {
+	if len(token) < 16 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("20060102t150405z", token[:16])
+	return t, err == nil
+}
+
+// IsStage reports whether name is a staging table (KindStage) of a run, as
+// opposed to a swap table or an overlay.
+func IsStage(name string) bool {
+	i := strings.LastIndex(name, "__")
+	return i >= 0 && strings.HasPrefix(strings.ToLower(name[i+2:]), KindStage+"_")
 }

@@ -43,8 +43,11 @@ type Summary struct {
 	// LostLease is set when the run stopped because it could not renew its
 	// leases before they expired.
 	LostLease error
-	Started   time.Time
-	Finished  time.Time
+	// Unrecorded is set when the adapter could not write the ledger records
+	// of some publications (adapters.Deferrer): the next run redoes them.
+	Unrecorded error
+	Started    time.Time
+	Finished   time.Time
 }
 
 // EventKind tells events apart.

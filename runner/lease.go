@@ -86,22 +86,12 @@ func (r *Runner) heartbeat(ctx context.Context, runID string, ttl time.Duration,
 // every lease expired) as abandoned, and drops the staging tables of runs
 // that hold no live lease. Errors are warnings: they do not stop the run.
 func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Event)) {
-	leases, err := r.Adapter.Leases(ctx)
+	live, lastBeat, err := r.liveRuns(ctx, runID)
 	if err != nil {
-		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("reading leases: %v", err)})
+		observe(Event{Kind: EventWarning, Message: err.Error()})
 		return
 	}
 	now := r.now()
-	live := map[string]bool{adapters.RunToken(runID): true}
-	lastBeat := map[string]time.Time{}
-	for _, l := range leases {
-		if l.ExpiresAt.After(now) {
-			live[adapters.RunToken(l.RunID)] = true
-		}
-		if l.HeartbeatAt.After(lastBeat[l.RunID]) {
-			lastBeat[l.RunID] = l.HeartbeatAt
-		}
-	}
 	if runs, err := r.Adapter.Runs(ctx, abandonedScan); err != nil {
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("reading runs: %v", err)})
 	} else {
@@ -126,6 +116,12 @@ func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Ev
 			}
 			observe(Event{Kind: EventHousekeeping, Message: fmt.Sprintf("run %s (pid %d on %s) was abandoned; recorded it", run.ID, run.PID, run.Host)})
 		}
+	}
+	// The stages of dead runs are the evidence of what they published
+	// without recording it: recorded pending first, then dropped.
+	if err := r.recordUnrecorded(ctx, live); err != nil {
+		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("%v; the staging tables of stopped runs are kept for the next run", err)})
+		return
 	}
 	if err := r.Adapter.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})

@@ -124,6 +124,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		e.loop(runCtx)
 		e.cleanupStaged(runCtx) // the overlays of rebuilds
 	}
+	if d, ok := r.Adapter.(adapters.Deferrer); ok {
+		// Before the leases go: the records of the last publications.
+		e.summary.Unrecorded = d.Flush(context.WithoutCancel(ctx))
+	}
 	s := e.finish()
 	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 		e.summary.LostLease = cause
@@ -133,13 +137,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	switch {
 	case s.Interrupted:
 		run.Status = adapters.RunInterrupted
-	case s.Failed > 0 || s.Skipped > 0 || s.LostLease != nil:
+	case s.Failed > 0 || s.Skipped > 0 || s.LostLease != nil || s.Unrecorded != nil:
 		run.Status = adapters.RunFailed
 	default:
 		run.Status = adapters.RunSucceeded
 	}
 	if s.LostLease != nil {
 		run.Error = s.LostLease.Error()
+	} else if s.Unrecorded != nil {
+		run.Error = s.Unrecorded.Error()
 	}
 	if err := r.Adapter.SaveRun(context.WithoutCancel(ctx), run); err != nil {
 		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording the run's end: %v", err)})

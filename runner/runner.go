@@ -36,7 +36,11 @@ func (r *Runner) Records(ctx context.Context) ([]adapters.Record, error) {
 	for i, m := range r.Project.Models {
 		names[i] = m.Name
 	}
-	return r.Adapter.Partitions(ctx, names)
+	records, err := r.Adapter.Partitions(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	return r.withUnrecorded(ctx, records)
 }
 
 // Plan reads the ledger, evaluates the watermarks a scheduled run checks,

@@ -178,6 +178,13 @@ func (h *harness) publish(swaps ...adapters.Swap) {
 	if err := h.a.Publish(h.ctx, swaps); err != nil {
 		h.t.Fatalf("Publish: %v", err)
 	}
+	// An adapter that writes its records after the swaps has written them
+	// once Flush returns.
+	if d, ok := h.a.(adapters.Deferrer); ok {
+		if err := d.Flush(h.ctx); err != nil {
+			h.t.Fatalf("Flush: %v", err)
+		}
+	}
 }
 
 func record(m, key string, rows int64) adapters.Record {

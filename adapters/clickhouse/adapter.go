@@ -54,6 +54,13 @@ type Adapter struct {
 	// databases remembers the databases known to exist.
 	dbMu      sync.Mutex
 	databases map[string]bool
+	// tables and described keep what the server said about tables and
+	// queries (see table and describe).
+	tablesMu  sync.Mutex
+	tables    map[string]*tableInfo // nil: the table does not exist
+	described map[string][]column
+	// deferred holds the ledger records of publications until Flush.
+	deferred deferred
 
 	seq     atomic.Int64
 	version atomic.Uint64 // the last ledger version written
@@ -81,6 +88,9 @@ type Server struct {
 	// numbers, so Stage refuses there windows whose literal type differs
 	// from the partition column's.
 	DateTimeCompare bool
+	// zone is the server's time zone (of DateTime columns without one),
+	// or nil if this machine does not know it.
+	zone *time.Location
 }
 
 // Open connects to the server in cfg.DSN and checks it answers. Errors
@@ -104,12 +114,14 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	b := make([]byte, 3)
 	rand.Read(b)
-	a := &Adapter{db: clickhouse.OpenDB(opts), cfg: cfg, suffix: hex.EncodeToString(b)}
+	a := &Adapter{db: clickhouse.OpenDB(opts), cfg: cfg, suffix: hex.EncodeToString(b),
+		tables: map[string]*tableInfo{}, described: map[string][]column{}}
+	a.deferred.stages, a.deferred.gen = map[string]*held{}, 1
 	res, err := a.query(ctx, adapters.Tag{Step: "open"}, "SELECT version(), "+
 		"(SELECT count() FROM system.settings WHERE name = 'log_comment'), "+
 		"toDateTime('2024-01-02 05:00:00', 'UTC') < toDate('2024-01-03'), "+
 		"(SELECT value FROM system.settings WHERE name = 'readonly'), "+
-		"(SELECT count() FROM system.settings WHERE name = 'max_partitions_per_insert_block')")
+		"(SELECT count() FROM system.settings WHERE name = 'max_partitions_per_insert_block'), timezone()")
 	if err != nil {
 		a.db.Close()
 		return nil, fmt.Errorf("connecting to ClickHouse at %s: %w", strings.Join(opts.Addr, ","), err)
@@ -118,6 +130,9 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	a.server = Server{Version: fmt.Sprint(row[0]), DateTimeCompare: adapters.Int(row[2]) == 1, ReadOnly: fmt.Sprint(row[3]) == "1",
 		partitionLimit: adapters.Int(row[4]) > 0}
 	a.server.LogComment = adapters.Int(row[1]) > 0 && !a.server.ReadOnly
+	if zone, err := time.LoadLocation(fmt.Sprint(row[5])); err == nil {
+		a.server.zone = zone
+	}
 	return a, nil
 }
 
@@ -151,8 +166,8 @@ func Capabilities() adapters.Info {
 	return adapters.Info{
 		Name: "clickhouse",
 		Guarantee: "each physical partition is replaced atomically (ALTER TABLE ... REPLACE PARTITION), but a window spanning " +
-			"several partitions is not; the ledger marks a partition pending before its swap and done after it, so a crash in " +
-			"between leaves it pending, and the next run redoes it and everything that read its old rows",
+			"several partitions is not; ledger records are written in batches after the swaps, and each stage is kept until its " +
+			"records are, so after a crash the next run finds the stages and redoes their partitions and everything that read their old rows",
 		MultiTable:         false,
 		DefaultConcurrency: 4,
 	}
@@ -165,7 +180,13 @@ func (a *Adapter) Server() Server { return a.server }
 func (a *Adapter) DB() *sql.DB { return a.db }
 
 // Close closes the pool.
-func (a *Adapter) Close() error { return a.db.Close() }
+// Close writes the records of the publications not recorded yet (the
+// runner flushes before it ends; this is for other callers) and closes
+// the connections.
+func (a *Adapter) Close() error {
+	ferr := a.Flush(context.Background())
+	return errors.Join(ferr, a.db.Close())
+}
 
 // lock returns the swap mutex of target.
 func (a *Adapter) lock(target models.Relation) *sync.Mutex {

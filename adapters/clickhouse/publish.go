@@ -2,7 +2,9 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,9 +42,9 @@ import (
 // concurrent swaps into one physical partition would each replace it with
 // their own copy.
 
-// Publish swaps each stage into its target and then writes its ledger
-// records. All swaps must be of one target table; ClickHouse cannot
-// commit several tables together (adapters.ErrNotSupported).
+// Publish swaps each stage into its target and buffers its ledger records
+// (see deferred.go). All swaps must be of one target table; ClickHouse
+// cannot commit several tables together (adapters.ErrNotSupported).
 func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	if len(swaps) == 0 {
 		return nil
@@ -59,25 +61,13 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	for _, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
-		// The intent is recorded just before the target changes: a crash
-		// after the swap and before the final records leaves pending
-		// records, which the next run redoes together with everything
-		// that read the old rows.
-		intent := func() error {
-			tag := tag
-			tag.Step = "ledger"
-			if err := a.writeRecords(ctx, tag, pendingRecords(sw.Records)); err != nil {
-				return fmt.Errorf("recording the publication of %s in the ledger: %w", target, err)
+		if err := a.swap(ctx, tag, sw.Stage, sw.Change); err != nil {
+			if errors.Is(err, adapters.ErrMaybePublished) {
+				a.hold(sw.Stage) // evidence for the next run, should the runner fail to record it
 			}
-			return nil
-		}
-		if err := a.swap(ctx, tag, sw.Stage, sw.Change, intent); err != nil {
 			return fmt.Errorf("publishing %s into %s: %w", sw.Stage.Relation, target, err)
 		}
-		tag.Step = "ledger"
-		if err := a.writeRecords(ctx, tag, sw.Records); err != nil {
-			return fmt.Errorf("%s was swapped, but recording it in the ledger failed (the next run redoes it): %w: %w", target, adapters.ErrMaybePublished, err)
-		}
+		a.buffer(sw.Stage, sw.Records)
 	}
 	return nil
 }
@@ -171,17 +161,9 @@ func idList(d Dialect, ids []string) string {
 	return "(" + strings.Join(q, ", ") + ")"
 }
 
-// swap publishes one stage (see the comment at the top of this file),
-// calling intent just before the first statement that changes the target.
-func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, intent func() error) (err error) {
+// swap publishes one stage (see the comment at the top of this file).
+func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange) (err error) {
 	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window}
-	staged, err := a.exists(ctx, tag, p.Stage)
-	if err != nil {
-		return err
-	}
-	if !staged {
-		return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", p.Stage)
-	}
 	target, err := a.table(ctx, tag, p.Target)
 	if err != nil {
 		return err
@@ -190,11 +172,9 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		if err := a.ensureDatabase(ctx, tag, p.Target.Schema); err != nil {
 			return err
 		}
-		if err := intent(); err != nil {
-			return err
-		}
-		intent = func() error { return nil }
-		if err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s", p.Target.Quote(a.d), p.Stage.Quote(a.d))); err != nil {
+		err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s", p.Target.Quote(a.d), p.Stage.Quote(a.d)))
+		a.forget(p.Target)
+		if err != nil {
 			return err
 		}
 		defer func() {
@@ -205,31 +185,49 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	} else if err := target.swappable(p.Target); err != nil {
 		return err
 	} else if change != nil && !change.Empty() {
-		if err := intent(); err != nil {
-			return err
-		}
-		intent = func() error { return nil }
 		if err := a.alter(ctx, tag, p.Target, change); err != nil {
 			return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, p.Target, err)
 		}
 	}
-	if p.Staged, err = a.ids(ctx, tag, PartitionsSQL(a.d, p.Stage)); err != nil {
+	// The stage's partitions and the target's inside the window, as the
+	// verification read them (stageParts).
+	parts, err := a.stageParts(ctx, st)
+	if err != nil {
 		return err
 	}
-	touched := p.Staged
+	p.Staged = parts.staged
+	touched, outside := p.Staged, false
 	if target != nil {
-		inWindow, err := a.ids(ctx, tag, TouchedSQL(a.d, p.Target, p.Window))
-		if err != nil {
-			return err
+		inWindow := parts.touched
+		outside = parts.outside
+		if inWindow == nil { // the target was created after the verification
+			if inWindow, err = a.ids(ctx, tag, TouchedSQL(a.d, p.Target, p.Window)); err != nil {
+				return err
+			}
+			outside = !a.aligned(target, p.Window)
+		} else if !outside && !a.aligned(target, p.Window) {
+			// Other swaps since may have added rows outside the window
+			// to the partitions it touches.
+			if inWindow, outside, err = a.targetParts(ctx, tag, st, target); err != nil {
+				return err
+			}
 		}
-		touched = append(inWindow, p.Staged...)
+		touched = append(slices.Clone(inWindow), p.Staged...)
 	}
 	p.Touched = unique(touched)
 	if len(p.Touched) == 0 {
-		return intent() // nothing in the window, nothing staged
+		return nil // nothing in the window, nothing staged
+	}
+	if len(p.Staged) == 0 {
+		// Only drops follow: the stage must be there, and empty.
+		if ok, err := a.exists(ctx, tag, p.Stage); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", p.Stage)
+		}
 	}
 	source, have := p.Stage, p.Staged
-	if target != nil && !p.Window.Whole() {
+	if target != nil && outside {
 		p.Work = a.tableName(p.Target, adapters.KindSwap, tag.RunID)
 		defer a.drop(ctx, tag, p.Work)
 		if err := a.execAll(ctx, tag, WorkStatements(a.d, p)); err != nil {
@@ -240,14 +238,22 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		}
 		source = p.Work
 	}
-	if err := intent(); err != nil {
-		return err
-	}
 	if err := a.exec(ctx, tag, SwapSQL(a.d, p.Target, source, have, p.Touched)); err != nil {
 		// The ALTER replaces partitions one by one: some may be swapped.
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
 	return nil
+}
+
+// aligned reports whether each physical partition of target lies wholly
+// inside or wholly outside window w, so that the stage's partitions can
+// replace the touched ones as they are.
+func (a *Adapter) aligned(target *tableInfo, w adapters.Window) bool {
+	if w.Whole() {
+		return true
+	}
+	col, ok := target.column(w.Column)
+	return ok && aligned(target.PartitionKey, col.Type, a.server.zone, w)
 }
 
 // ids runs a query returning partition IDs.
@@ -292,6 +298,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	defer mu.Unlock()
 	tag := stages[0].Tag
 	tag.Step = "rebuild"
+	defer a.forget(target)
 	if err := a.ensureDatabase(ctx, tag, target.Schema); err != nil {
 		return err
 	}

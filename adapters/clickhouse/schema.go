@@ -55,6 +55,7 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 	for _, c := range columns {
 		nullable = nullable || c.Name == m.Config.PartitionBy && strings.HasPrefix(c.Type, "Nullable(")
 	}
+	defer a.forget(table)
 	return a.exec(ctx, tag, CreateTableSQL(a.d, table, columns, modelTableOptions(a.d, m, nullable)))
 }
 
@@ -110,6 +111,7 @@ func (a *Adapter) alter(ctx context.Context, tag adapters.Tag, table models.Rela
 	if err != nil {
 		return err
 	}
+	defer a.forget(table)
 	return a.execAll(ctx, tag, AlterStatements(a.d, table, have, change))
 }
 

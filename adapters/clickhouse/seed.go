@@ -34,6 +34,7 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 
 func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.Relation) error {
 	tag := adapters.Tag{Model: table.String(), Step: "seed"}
+	defer a.forget(table)
 	if err := a.ensureDatabase(ctx, tag, table.Schema); err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.
 		a.drop(ctx, tag, tmp)
 		return err
 	}
-	existing, err := a.table(ctx, tag, table)
+	existing, err := a.readTable(ctx, tag, table)
 	if err != nil {
 		a.drop(ctx, tag, tmp)
 		return err
@@ -63,7 +64,7 @@ func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.
 		// A RENAME of two tables is two steps on an Ordinary database: if
 		// only the first happened, put the old table back.
 		if existing != nil && !atomicDB {
-			if now, _ := a.table(ctx, tag, table); now == nil {
+			if now, _ := a.readTable(ctx, tag, table); now == nil {
 				a.exec(context.WithoutCancel(ctx), tag, fmt.Sprintf("RENAME TABLE %s TO %s", old.Quote(a.d), table.Quote(a.d)))
 			}
 		}

@@ -109,6 +109,20 @@ func StageIntoStatements(d Dialect, stage, target models.Relation, columns []str
 	}
 }
 
+// CreateStageLikeSQL renders, in one statement, the stage of a model whose
+// table exists and has only ordinary columns: a table with the target's
+// engine clause (so the same partition key, sorting key and settings, as
+// REPLACE PARTITION needs) created from the query's columns cast to the
+// target's types, in the target's order.
+func CreateStageLikeSQL(d Dialect, stage models.Relation, engine string, columns []adapters.TableColumn, query string) string {
+	exprs := make([]string, len(columns))
+	for i, c := range columns {
+		q := d.QuoteIdent(c.Name)
+		exprs[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", q, c.Type, q)
+	}
+	return fmt.Sprintf("CREATE TABLE %s %s AS SELECT %s FROM %s", stage.Quote(d), engine, strings.Join(exprs, ", "), subquery(query))
+}
+
 // Stage computes req.Query into a new MergeTree table in StageSchema
 // whose name starts with adapters.StagePrefix(req.Target). When the
 // target exists the stage copies its structure and partition key, and the
@@ -147,15 +161,22 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	if err != nil {
 		return nil, err
 	}
+	// The stage's name carries its window: the evidence of what a run
+	// that died after publishing it had not recorded yet (deferred.go).
 	rel := a.tableName(req.Target, adapters.KindStage, req.Tag.RunID)
+	rel.Name += adapters.WindowTag(req.Window)
 	var stmts []string
+	state := &stageState{}
 	if target == nil {
 		nullable := false
 		for _, c := range cols {
 			nullable = nullable || (c.Name == req.Window.Column && strings.Contains(c.Type, "Nullable("))
 		}
-		stmts = []string{CreateStageSQL(a.d, rel, modelTableOptions(a.d, req.Model, nullable), req.Query)}
+		opts := modelTableOptions(a.d, req.Model, nullable)
+		state.key = opts.PartitionBy
+		stmts = []string{CreateStageSQL(a.d, rel, opts, req.Query)}
 	} else {
+		state.key = target.PartitionKey
 		if err := target.swappable(req.Target); err != nil {
 			return nil, err
 		}
@@ -166,8 +187,12 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		}
 		// The stage copies the target's structure, changed as the target
 		// will be at the swap: REPLACE PARTITION needs the same columns.
-		into := StageIntoStatements(a.d, rel, req.Target, names, req.Query)
-		stmts = append(append(into[:1:1], AlterStatements(a.d, rel, tableColumns(target.Columns), req.Change)...), into[1:]...)
+		if req.Change.Empty() && target.plain() && len(names) == len(final) && target.EngineClause != "" {
+			stmts = []string{CreateStageLikeSQL(a.d, rel, target.EngineClause, tableColumns(final), req.Query)}
+		} else {
+			into := StageIntoStatements(a.d, rel, req.Target, names, req.Query)
+			stmts = append(append(into[:1:1], AlterStatements(a.d, rel, tableColumns(target.Columns), req.Change)...), into[1:]...)
+		}
 		cols = final
 	}
 	if err := a.checkWindowType(req, cols); err != nil {
@@ -177,7 +202,14 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		a.drop(ctx, tag, rel)
 		return nil, err
 	}
-	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
+	var selected []adapters.TableColumn // what SELECT * returns
+	for _, c := range cols {
+		if c.DefaultKind != "MATERIALIZED" && c.DefaultKind != "ALIAS" {
+			selected = append(selected, adapters.TableColumn{Name: c.Name, Type: c.Type})
+		}
+	}
+	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag, Columns: selected,
+		State: state}, nil
 }
 
 // changed returns cols with change applied: new columns at the end,
@@ -284,10 +316,33 @@ type column struct {
 	DefaultKind string // "", DEFAULT, MATERIALIZED or ALIAS
 }
 
-// tableInfo is what system.tables and system.columns say about a table.
+// tableInfo is what the server says about a table.
 type tableInfo struct {
-	Engine  string
-	Columns []column
+	Engine       string // the engine's name, e.g. MergeTree
+	EngineClause string // ENGINE = ... through the end of SHOW CREATE TABLE
+	PartitionKey string // the PARTITION BY expression, or ""
+	Columns      []column
+}
+
+// column returns the column named name, if t has it.
+func (t *tableInfo) column(name string) (column, bool) {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return column{}, false
+}
+
+// plain reports whether every column of t is an ordinary one (no DEFAULT,
+// MATERIALIZED or ALIAS expression).
+func (t *tableInfo) plain() bool {
+	for _, c := range t.Columns {
+		if c.DefaultKind != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // swappable reports whether refill can swap partitions of t.
@@ -305,7 +360,36 @@ func (t *tableInfo) swappable(r models.Relation) error {
 // exist. It asks about r alone (EXISTS, SHOW CREATE TABLE, DESCRIBE):
 // on 18.16 a query of system.tables fails with "Table ... doesn't exist"
 // when any table of the server is dropped while it runs.
+//
+// The answer is kept for the adapter's life (one refill command, during
+// which a lease keeps other runs off the tables it writes); everything
+// that changes a table through the adapter forgets it.
 func (a *Adapter) table(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
+	k := r.String()
+	a.tablesMu.Lock()
+	t, ok := a.tables[k]
+	a.tablesMu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := a.readTable(ctx, tag, r)
+	if err != nil {
+		return nil, err
+	}
+	a.tablesMu.Lock()
+	a.tables[k] = t
+	a.tablesMu.Unlock()
+	return t, nil
+}
+
+// forget drops what table learned about r.
+func (a *Adapter) forget(r models.Relation) {
+	a.tablesMu.Lock()
+	delete(a.tables, a.resolve(r).String())
+	a.tablesMu.Unlock()
+}
+
+func (a *Adapter) readTable(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
 	if ok, err := a.exists(ctx, tag, r); err != nil || !ok {
 		return nil, err
 	}
@@ -314,7 +398,8 @@ func (a *Adapter) table(ctx context.Context, tag adapters.Tag, r models.Relation
 	if err != nil || len(res.Rows) == 0 {
 		return nil, err
 	}
-	t := &tableInfo{Engine: engineOf(fmt.Sprint(res.Rows[0][0]))}
+	create := fmt.Sprint(res.Rows[0][0])
+	t := &tableInfo{Engine: engineOf(create), EngineClause: engineClause(create), PartitionKey: partitionKey(create)}
 	if res, err = a.query(ctx, tag, "DESCRIBE TABLE "+q); err != nil {
 		return nil, err
 	}
@@ -361,18 +446,35 @@ func (a *Adapter) tablesWithPrefix(ctx context.Context, tag adapters.Tag, databa
 	return names, nil
 }
 
-// describe returns the columns query returns, without running it.
+// describe returns the columns query returns, without running it. The
+// runner describes a unit's query and then stages it: the last few
+// answers are kept.
 func (a *Adapter) describe(ctx context.Context, tag adapters.Tag, query string) ([]column, error) {
+	a.tablesMu.Lock()
+	cols, ok := a.described[query]
+	a.tablesMu.Unlock()
+	if ok {
+		return cols, nil
+	}
 	res, err := a.query(ctx, tag, "DESCRIBE TABLE "+subquery(query))
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]column, len(res.Rows))
+	cols = make([]column, len(res.Rows))
 	for i, row := range res.Rows {
 		cols[i] = column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1])}
 	}
+	a.tablesMu.Lock()
+	if len(a.described) >= describedKept {
+		clear(a.described)
+	}
+	a.described[query] = cols
+	a.tablesMu.Unlock()
 	return cols, nil
 }
+
+// describedKept is how many query descriptions describe keeps.
+const describedKept = 64
 
 // schema returns r's database, defaulting to Config.Schema.
 func (a *Adapter) schema(r models.Relation) string {
@@ -386,6 +488,7 @@ func (a *Adapter) schema(r models.Relation) string {
 // ignored (CleanStages retries after a crash).
 func (a *Adapter) drop(ctx context.Context, tag adapters.Tag, r models.Relation) {
 	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+r.Quote(a.d))
+	a.forget(r)
 }
 
 // Query runs a read-only query tagged with tag. Values are normalized as
@@ -397,8 +500,14 @@ func (a *Adapter) Query(ctx context.Context, query string, tag adapters.Tag) (*a
 	return a.query(ctx, tag, query)
 }
 
-// DropStage drops a staging table; dropping one already gone succeeds.
+// DropStage drops a staging table; dropping one already gone succeeds. A
+// published stage whose records are not written yet is dropped by the
+// Flush that writes them; one whose publication failed half-way is kept
+// for the next run (deferred.go).
 func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
+	if a.held(s) {
+		return nil
+	}
 	tag := s.Tag
 	tag.Step = "drop"
 	return a.exec(ctx, tag, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))

@@ -3,7 +3,6 @@ package clickhouse_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -61,9 +60,12 @@ func (c *chTest) publish(m *models.Model, target models.Relation, query string, 
 	if err != nil {
 		c.t.Fatalf("Stage: %v", err)
 	}
-	defer c.a.DropStage(c.ctx, st)
 	if err := c.a.Publish(c.ctx, []adapters.Swap{{Stage: st}}); err != nil {
 		c.t.Fatalf("Publish: %v", err)
+	}
+	c.a.DropStage(c.ctx, st)
+	if err := c.a.Flush(c.ctx); err != nil {
+		c.t.Fatalf("Flush: %v", err)
 	}
 }
 
@@ -149,6 +151,55 @@ func TestDailyModelOnMonthlyPartitions(t *testing.T) {
 	if n := len(c.log.matching("202402", "ALTER TABLE")); n != 1 {
 		t.Errorf("February was touched by %d ALTERs, want only the first publication's", n)
 	}
+	// The first publication went into an empty table: straight from the
+	// stage. The second needed a swap table for the month's other days.
+	if n := len(c.workTables(target)); n != 1 {
+		t.Errorf("%d swap tables were made, want 1 (the second publication's)", n)
+	}
+	c.wantNoLeftovers(target, 0)
+}
+
+// workTables returns the CREATE statements of target's swap tables.
+func (c *chTest) workTables(target models.Relation) []string {
+	return c.log.matching("CREATE TABLE", adapters.StagePrefix(target)+adapters.KindSwap+"_")
+}
+
+// TestStagesVerifiedTogether stages and verifies two days of one month
+// of an existing table before publishing either, as a run with
+// concurrency does: what the verification of the second read of the month
+// (empty) no longer holds when it is published, and the first day must
+// survive.
+func TestStagesVerifiedTogether(t *testing.T) {
+	c := newTest(t)
+	c.seedDays("src", "2024-01-01", "2024-02-02", old)
+	m, target := dailyModel("toYYYYMM(d)"), c.rel("daily")
+	c.publish(m, target, c.between("src", "d", "2024-02-01", "2024-02-02"), dayWindow("2024-02-01", "2024-02-02"))
+	var stages []*adapters.Stage
+	for _, from := range []string{"2024-01-01", "2024-01-02"} {
+		to := day(from).AddDate(0, 0, 1).Format("2006-01-02")
+		st, err := c.a.Stage(c.ctx, adapters.StageRequest{Model: m, Target: target, Query: c.between("src", "d", from, to),
+			Window: dayWindow(from, to), Tag: adapters.Tag{RunID: "run", Model: m.Name, Partition: from, Step: "stage"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if groups, ok, err := c.a.SummarizeStage(c.ctx, st); err != nil || !ok || len(groups) != 1 || groups[0].Rows != 1 {
+			t.Fatalf("SummarizeStage: %v, %v, %v; want one group of one row", groups, ok, err)
+		}
+		stages = append(stages, st)
+	}
+	for _, st := range stages {
+		if err := c.a.Publish(c.ctx, []adapters.Swap{{Stage: st}}); err != nil {
+			t.Fatal(err)
+		}
+		c.a.DropStage(c.ctx, st)
+	}
+	if err := c.a.Flush(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := append(expected("2024-01-01", "2024-01-03", old), expected("2024-02-01", "2024-02-02", old)...)
+	if got := c.dump("daily", "d", "2006-01-02"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after publishing two days of a month:\n got %v\nwant %v", got, want)
+	}
 	c.wantNoLeftovers(target, 0)
 }
 
@@ -186,6 +237,9 @@ func TestAlignedDailyPartitions(t *testing.T) {
 	if len(swaps) != 2 || !strings.Contains(swaps[1], "REPLACE PARTITION ID '20240103'") ||
 		!strings.Contains(swaps[1], "REPLACE PARTITION ID '20240104'") || strings.Count(swaps[1], "PARTITION ID") != 2 {
 		t.Errorf("the second swap should replace exactly 20240103 and 20240104, issued %q", swaps)
+	}
+	if work := c.workTables(target); len(work) != 0 {
+		t.Errorf("aligned partitions were swapped through a swap table: %q", work)
 	}
 }
 
@@ -390,11 +444,12 @@ func TestNullablePartitionColumn(t *testing.T) {
 	}
 }
 
-// Hole 10: the ledger records a publication as pending before the swap
-// and done after it, so a crash in between is seen by the next run. The
-// crash is simulated by cancelling the context as the final ledger write
-// is about to run.
-func TestSwapIsPendingUntilRecorded(t *testing.T) {
+// Hole 10: a publication's records are written after its swap, in
+// batches (Flush), and its stage is kept until they are: a crash in between
+// leaves the stage, whose name carries its window, for the next run
+// (runner.recordUnrecorded). The crash is simulated by cancelling the
+// context as the ledger write is about to run.
+func TestStageKeptUntilRecorded(t *testing.T) {
 	s := schemas(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -423,50 +478,85 @@ func TestSwapIsPendingUntilRecorded(t *testing.T) {
 	c.seedDays("src", "2024-01-01", "2024-01-03", old)
 	m := dailyModel("")
 	target := c.rel("t")
-	publish := func(from, to string) error {
+	const run = "20240101T000000Z-aaaaaa"
+	publish := func(from, to string) {
 		st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: target, Query: c.between("src", "d", from, to),
-			Window: dayWindow(from, to), Tag: adapters.Tag{RunID: "20240101T000000Z-aaaaaa", Model: "m", Step: "stage"}})
+			Window: dayWindow(from, to), Tag: adapters.Tag{RunID: run, Model: "m", Step: "stage"}})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		defer a.DropStage(context.Background(), st)
 		now := time.Now().UTC()
-		return a.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{{Model: "m", Partition: from, State: adapters.StateDone,
-			Fingerprint: "fp", Rows: 1, RunID: "r", Attempts: 1, StartedAt: now, FinishedAt: now, PublishedAt: now}}}})
+		if err := a.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{{Model: "m", Partition: from, State: adapters.StateDone,
+			Fingerprint: "fp", Rows: 1, RunID: run, Attempts: 1, StartedAt: now, FinishedAt: now, PublishedAt: now}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.DropStage(ctx, st); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := publish("2024-01-01", "2024-01-02"); err != nil {
+	stages := func(a *clickhouse.Adapter) []string {
+		names, err := a.Unrecorded(context.Background(), func(string) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	states := func() map[string]adapters.State {
+		recs, err := a.Partitions(context.Background(), []string{"m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]adapters.State{}
+		for _, r := range recs {
+			out[r.Partition] = r.State
+		}
+		return out
+	}
+	publish("2024-01-01", "2024-01-02")
+	if got := stages(a); len(got) != 1 || len(states()) != 0 {
+		t.Errorf("before Flush: stages %v, ledger %v; want the stage kept and nothing recorded", got, states())
+	}
+	if err := a.Flush(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if got := stages(a); len(got) != 0 || states()["2024-01-01"] != adapters.StateDone {
+		t.Errorf("after Flush: stages %v, ledger %v; want the record and no stage", got, states())
 	}
 	var order []string
 	for _, q := range log.stmts {
 		switch {
-		case strings.Contains(q, "'pending'"):
-			order = append(order, "pending")
 		case strings.Contains(q, "'done'") && strings.Contains(q, "INSERT INTO"):
-			order = append(order, "done")
+			order = append(order, "record")
 		case strings.HasPrefix(q, "ALTER TABLE") && strings.Contains(q, "REPLACE PARTITION") && strings.Contains(q, "`t`"):
 			order = append(order, "swap")
+		case strings.HasPrefix(q, "DROP TABLE") && strings.Contains(q, "__s_"):
+			order = append(order, "drop stage")
 		}
 	}
-	if fmt.Sprint(order) != "[pending swap done]" {
-		t.Errorf("ledger writes and swap in the order %v; want [pending swap done]", order)
+	if fmt.Sprint(order) != "[swap record drop stage]" {
+		t.Errorf("statements in the order %v; want [swap record drop stage]", order)
 	}
+
 	crash = true
-	if err := publish("2024-01-02", "2024-01-03"); err == nil {
-		t.Fatal("the publish whose last ledger write was cut succeeded")
-	} else if !errors.Is(err, adapters.ErrMaybePublished) {
-		t.Errorf("error %v does not say the swap may have happened", err)
+	publish("2024-01-02", "2024-01-03")
+	if err := a.Flush(ctx); err == nil {
+		t.Fatal("the Flush whose ledger write was cut succeeded")
 	}
-	recs, err := a.Partitions(context.Background(), []string{"m"})
+	// The next run, a new process, finds the stage and its window.
+	next, err := clickhouse.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := map[string]adapters.State{}
-	for _, r := range recs {
-		states[r.Partition] = r.State
+	defer next.Close()
+	left := stages(next)
+	if len(left) != 1 {
+		t.Fatalf("stages after the crash: %v; want the unrecorded publication's", left)
 	}
-	if states["2024-01-01"] != adapters.StateDone || states["2024-01-02"] != adapters.StatePending {
-		t.Errorf("ledger states %v; want the interrupted publication pending", states)
+	if start, end, ok := adapters.StageWindow(left[0]); !ok || !start.Equal(day("2024-01-02")) || !end.Equal(day("2024-01-03")) {
+		t.Errorf("the stage %s carries the window %v..%v (%v)", left[0], start, end, ok)
+	}
+	if got := states(); got["2024-01-02"] != "" {
+		t.Errorf("ledger states %v; the crashed publication is not recorded", got)
 	}
 	if got := c.dump("t", "d", "2006-01-02"); len(got) != 2 {
 		t.Errorf("target rows %v: the swap happened, so both days are there", got)

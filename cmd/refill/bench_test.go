@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -256,4 +257,37 @@ func BenchmarkRefillTest(b *testing.B) {
 			b.Fatalf("refill test: exit %d", code)
 		}
 	}
+}
+
+// variant is one way of doing a benchmark's work; run does it once and
+// returns the time the work took (setup excluded).
+type variant struct {
+	name string
+	run  func() time.Duration
+}
+
+// interleave runs rounds of the variants in turn (A B C A B C ...), so that
+// whatever else the machine does affects all of them alike, logs every
+// round, and returns each variant's median.
+func interleave(b *testing.B, rounds int, vs []variant) map[string]time.Duration {
+	b.Helper()
+	times := map[string][]time.Duration{}
+	for i := 0; i < rounds; i++ {
+		line := fmt.Sprintf("round %d:", i+1)
+		for _, v := range vs {
+			d := v.run()
+			times[v.name] = append(times[v.name], d)
+			line += fmt.Sprintf("  %s %.3fs", v.name, d.Seconds())
+		}
+		b.Log(line)
+	}
+	med := map[string]time.Duration{}
+	for name, ts := range times {
+		slices.Sort(ts)
+		med[name] = ts[len(ts)/2]
+		if len(ts)%2 == 0 {
+			med[name] = (ts[len(ts)/2-1] + ts[len(ts)/2]) / 2
+		}
+	}
+	return med
 }

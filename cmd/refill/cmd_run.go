@@ -204,7 +204,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	case summary.Interrupted:
 		a.silent = true
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
-	case summary.Failed > 0 || summary.LostLease != nil:
+	case summary.Failed > 0 || summary.LostLease != nil || summary.Unrecorded != nil:
 		a.silent = true
 		return &exitError{code: exitFailed, err: errors.New("some partitions failed")}
 	}
@@ -288,14 +288,17 @@ type partitionJSON struct {
 }
 
 type runOutput struct {
-	RunID       string          `json:"run_id"`
-	Succeeded   int             `json:"succeeded"`
-	Failed      int             `json:"failed"`
-	Skipped     int             `json:"skipped"`
-	Blocked     int             `json:"blocked"`
-	Interrupted bool            `json:"interrupted"`
-	Warnings    []string        `json:"warnings"`
-	Partitions  []partitionJSON `json:"partitions"`
+	RunID       string   `json:"run_id"`
+	Succeeded   int      `json:"succeeded"`
+	Failed      int      `json:"failed"`
+	Skipped     int      `json:"skipped"`
+	Blocked     int      `json:"blocked"`
+	Interrupted bool     `json:"interrupted"`
+	Warnings    []string `json:"warnings"`
+	// Error is why the run as a whole failed (it lost its leases, or could
+	// not record what it published), or null.
+	Error      *string         `json:"error"`
+	Partitions []partitionJSON `json:"partitions"`
 }
 
 func runJSON(s *runner.Summary) runOutput {
@@ -303,6 +306,12 @@ func runJSON(s *runner.Summary) runOutput {
 		Interrupted: s.Interrupted, Warnings: s.Warnings, Partitions: []partitionJSON{}}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
+	}
+	for _, err := range []error{s.LostLease, s.Unrecorded} {
+		if err != nil && out.Error == nil {
+			msg := err.Error()
+			out.Error = &msg
+		}
 	}
 	for _, p := range s.Partitions {
 		pj := partitionJSON{Model: p.Model, Partition: p.Partition, Status: string(p.Status), Rows: p.Rows,
@@ -326,6 +335,9 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
 		sum.RunID, s.target.Name, sum.Succeeded, sum.Failed, sum.Skipped, blocked, elapsed)
 	if sum.LostLease != nil {
 		fmt.Fprintf(w, "Stopped: %v\n", sum.LostLease)
+	}
+	if sum.Unrecorded != nil {
+		fmt.Fprintf(w, "Not recorded: %v\n", sum.Unrecorded)
 	}
 	switch {
 	case sum.Interrupted:

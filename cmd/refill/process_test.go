@@ -116,7 +116,13 @@ func baseSums(t *testing.T, dir string) map[string]int64 {
 // states returns the status of every partition of m as refill reports it
 // for version k.
 func states(t *testing.T, dir string, k int, work string) map[string]string {
-	r := mustRefill(t, dir, "status", "m", crashNow, "--var", fmt.Sprintf("k=%d", k), "--var", "work="+work, "--output", "json")
+	return partitionStates(t, dir, "m", crashNow, "--var", fmt.Sprintf("k=%d", k), "--var", "work="+work)
+}
+
+// partitionStates runs refill status on one model and returns the state of
+// each of its partitions.
+func partitionStates(t *testing.T, dir string, args ...string) map[string]string {
+	r := mustRefill(t, dir, append(append([]string{"status"}, args...), "--output", "json")...)
 	var st struct {
 		Models []struct {
 			Partitions []struct{ Partition, State string }

@@ -1,0 +1,155 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Ledger records after the fact. A swap (ALTER TABLE ... REPLACE
+// PARTITION) and an INSERT into the ledger cannot be one transaction, and
+// an INSERT costs ClickHouse a new part: on 18.16 about as much as the
+// swap and the stage together. So Publish swaps, keeps the stage, and
+// buffers the records; Flush writes the buffered records in one INSERT
+// (at most flushAfter after the first, or when flushRecords are waiting,
+// or when the run ends) and only then drops their stages. A crash in
+// between leaves the stages, whose names carry their windows
+// (adapters.WindowTag): the next run records their partitions pending
+// before it plans (adapters.Deferrer), as it would a pending record.
+
+const (
+	flushAfter   = time.Second
+	flushRecords = 2000
+)
+
+// deferred is the publications whose records are not written yet.
+type deferred struct {
+	mu      sync.Mutex
+	records []adapters.Record
+	// stages are the stages of the buffered records, and of publications
+	// that failed half-way (kept as evidence for the next run): DropStage
+	// leaves them to Flush, or for good.
+	stages map[string]*held
+	gen    uint64 // the flush the records buffered now go out with
+	timer  *time.Timer
+	// flushing serializes flushes.
+	flushing sync.Mutex
+}
+
+type held struct {
+	rel  models.Relation
+	hold stageHold
+	gen  uint64
+}
+
+type stageHold int
+
+const (
+	holdUnrecorded     stageHold = iota + 1 // published; records buffered
+	holdDropWanted                          // published; DropStage was called
+	holdMaybePublished                      // a swap failed half-way: kept
+)
+
+// buffer keeps the records of a publication of st until Flush.
+func (a *Adapter) buffer(st *adapters.Stage, records []adapters.Record) {
+	d := &a.deferred
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.records = append(d.records, records...)
+	d.stages[st.Relation.String()] = &held{rel: st.Relation, hold: holdUnrecorded, gen: d.gen}
+	switch {
+	case len(d.records) >= flushRecords:
+		go a.backgroundFlush()
+	case d.timer == nil:
+		d.timer = time.AfterFunc(flushAfter, a.backgroundFlush)
+	}
+}
+
+// hold keeps st for good: the next run's housekeeping finds it.
+func (a *Adapter) hold(st *adapters.Stage) {
+	a.deferred.mu.Lock()
+	a.deferred.stages[st.Relation.String()] = &held{rel: st.Relation, hold: holdMaybePublished}
+	a.deferred.mu.Unlock()
+}
+
+// held reports whether DropStage must leave st, and notes that its drop
+// was asked for.
+func (a *Adapter) held(st *adapters.Stage) bool {
+	d := &a.deferred
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := d.stages[st.Relation.String()]
+	if h == nil {
+		return false
+	}
+	if h.hold == holdUnrecorded {
+		h.hold = holdDropWanted
+	}
+	return true
+}
+
+// backgroundFlush flushes; a failure keeps the records for the next
+// Flush, which reports it if it fails too.
+func (a *Adapter) backgroundFlush() { a.Flush(context.Background()) }
+
+// Flush writes the records of every publication so far, then drops the
+// stages the runner is done with.
+func (a *Adapter) Flush(ctx context.Context) error {
+	d := &a.deferred
+	d.flushing.Lock()
+	defer d.flushing.Unlock()
+	d.mu.Lock()
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	records, taken := d.records, d.gen
+	d.records = nil
+	d.gen++
+	d.mu.Unlock()
+	if len(records) > 0 {
+		if err := a.writeRecords(ctx, adapters.Tag{Step: "ledger"}, records); err != nil {
+			d.mu.Lock()
+			d.records = append(records, d.records...)
+			d.mu.Unlock()
+			return fmt.Errorf("recording %d published partitions in the ledger (their staging tables are kept, so the next run redoes them): %w", len(records), err)
+		}
+	}
+	// The stages of the records written are released: dropped if the
+	// runner is done with them, else left to DropStage.
+	var drop []models.Relation
+	d.mu.Lock()
+	for name, h := range d.stages {
+		if h.hold == holdMaybePublished || h.gen > taken {
+			continue
+		}
+		if h.hold == holdDropWanted {
+			drop = append(drop, h.rel)
+		}
+		delete(d.stages, name)
+	}
+	d.mu.Unlock()
+	for _, r := range drop {
+		a.drop(ctx, adapters.Tag{Step: "drop"}, r)
+	}
+	return nil
+}
+
+// Unrecorded lists the staging tables of the runs dead reports.
+func (a *Adapter) Unrecorded(ctx context.Context, dead func(runToken string) bool) ([]string, error) {
+	names, err := a.tablesWithPrefix(ctx, adapters.Tag{Step: "clean"}, a.cfg.StageSchema, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range names {
+		if token, ok := adapters.StageRun(name); ok && dead(token) && adapters.IsStage(name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
