@@ -235,3 +235,45 @@ func TestFailFastAndSkips(t *testing.T) {
 		}
 	}
 }
+
+// unflushable is an adapter that defers its ledger records
+// (adapters.Deferrer) and fails to write them at the end of the run.
+type unflushable struct {
+	adapters.Adapter
+	flushes atomic.Int64
+}
+
+func (u *unflushable) Flush(context.Context) error {
+	u.flushes.Add(1)
+	return errors.New("recording 3 published partitions in the ledger: connection reset by peer")
+}
+
+func (u *unflushable) Unrecorded(context.Context, func(string) bool) ([]string, error) {
+	return nil, nil
+}
+
+// A run whose adapter cannot record what it published fails, says why,
+// and is recorded as failed, even though every partition succeeded.
+func TestUnrecordedPublicationsFailTheRun(t *testing.T) {
+	e := newEnv(t, nil)
+	u := &unflushable{Adapter: e.db}
+	r := e.with(u)
+	plan, err := r.Plan(context.Background(), runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-03", Now: jan2024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Run(context.Background(), plan, runner.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.flushes.Load() == 0 || s.Unrecorded == nil || s.Failed != 0 || s.Succeeded == 0 {
+		t.Fatalf("flushes %d, summary %+v; want the partitions succeeded and the run's Unrecorded set", u.flushes.Load(), s)
+	}
+	runs, err := e.db.Runs(context.Background(), 1)
+	if err != nil || len(runs) != 1 {
+		t.Fatal(runs, err)
+	}
+	if runs[0].Status != adapters.RunFailed || runs[0].Error != s.Unrecorded.Error() {
+		t.Errorf("the run is recorded %s (%q); want failed, with the ledger error", runs[0].Status, runs[0].Error)
+	}
+}
