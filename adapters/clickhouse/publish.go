@@ -200,14 +200,10 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	if target != nil {
 		inWindow := parts.touched
 		outside = parts.outside
-		if inWindow == nil { // the target was created after the verification
-			if inWindow, err = a.ids(ctx, tag, TouchedSQL(a.d, p.Target, p.Window)); err != nil {
-				return err
-			}
-			outside = !a.aligned(target, p.Window)
-		} else if !outside && !a.aligned(target, p.Window) {
-			// Other swaps since may have added rows outside the window
-			// to the partitions it touches.
+		// Read again if the target was created after the verification,
+		// or if other swaps since may have added rows outside the window
+		// to the partitions it touches.
+		if inWindow == nil || !outside && !a.aligned(target, p.Window) {
 			if inWindow, outside, err = a.targetParts(ctx, tag, st, target); err != nil {
 				return err
 			}

@@ -129,11 +129,7 @@ func (a *Adapter) targetPartsSQL(st *adapters.Stage, target models.Relation, pr 
 			pr.lo, pr.hi, d.QuoteString(target.Schema), d.QuoteString(target.Name), pr.hi, start, pr.lo, end,
 			d.QuoteString(st.Relation.Schema), d.QuoteString(st.Relation.Name))
 	}
-	q := fmt.Sprintf("SELECT DISTINCT 't', splitByChar('_', _part)[1], toUInt64(0), '', '' FROM %s", target.Quote(d))
-	if !w.Whole() {
-		q += " WHERE " + w.Predicate(d)
-	}
-	return q
+	return fmt.Sprintf("SELECT 't', *, toUInt64(0), '', '' FROM (%s)", TouchedSQL(d, target, w))
 }
 
 // readTargetParts reads the rows of targetPartsSQL: the touched
