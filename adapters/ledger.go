@@ -3,6 +3,8 @@ package adapters
 import (
 	"context"
 	"time"
+
+	"github.com/refill/refill/models"
 )
 
 // Ledger is the part of an adapter that keeps refill's records inside the
@@ -146,4 +148,67 @@ type Lease struct {
 	AcquiredAt  time.Time
 	HeartbeatAt time.Time
 	ExpiresAt   time.Time
+}
+
+// RecordSummary sums up one model's ledger records whose windows start in
+// one calendar month (UTC), or, with a zero Month, its records without a
+// window (list and whole-table partitions).
+type RecordSummary struct {
+	Model   string
+	Month   time.Time
+	Records int64
+	Done    int64 // records in state done
+	Pending int64 // records in state pending
+	// MinFingerprint and MaxFingerprint are equal when every record has
+	// the same fingerprint.
+	MinFingerprint, MaxFingerprint string
+	MinStarted                     time.Time // the earliest StartedAt
+	MaxPublished                   time.Time // the latest PublishedAt; zero when none was published
+	Rows                           int64     // the rows of done, partial and failed records
+	// SelfStale counts, for models that read their own past, the records
+	// whose previous partition was published after they started (and not
+	// with them).
+	SelfStale int64
+	// Stale counts the records that read, through one of the query's
+	// Edges, an upstream partition published after they started (and not
+	// with them).
+	Stale int64
+}
+
+// SummaryQuery asks for summaries of the records of Models.
+type SummaryQuery struct {
+	Models []string
+	// Self names the models among them that read their own past.
+	Self []string
+	// Edges are dependencies whose partitions pair up on their windows:
+	// a record of Down reads the records of Up whose windows start in the
+	// same period of Grain as its own.
+	Edges []Edge
+}
+
+// Edge is a dependency of model Down on model Up, both with UTC windows
+// and grains one of which divides the other, Grain the coarser.
+type Edge struct {
+	Down, Up string
+	Grain    models.Grain
+}
+
+// RecordQuery asks for the records a plan reads: every record of the
+// models in All, and, of each model in Since, the records whose window
+// ends after its instant or that have no window.
+type RecordQuery struct {
+	All   []string
+	Since map[string]time.Time
+}
+
+// LedgerSummarizer is a Ledger that can summarize its records per model and
+// month and read them selectively. Planning then reads O(models × months)
+// summary rows, and the records of the months it cannot prove done from
+// them, rather than every record of years of history.
+type LedgerSummarizer interface {
+	// SummarizePartitions returns the summaries q asks for. A ledger
+	// that does not exist yet has none.
+	SummarizePartitions(ctx context.Context, q SummaryQuery) ([]RecordSummary, error)
+	// QueryPartitions returns the records q asks for.
+	QueryPartitions(ctx context.Context, q RecordQuery) ([]Record, error)
 }

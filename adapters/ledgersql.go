@@ -2,6 +2,8 @@ package adapters
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -282,4 +284,141 @@ func KeysByModel(d models.Dialect, records []Record) []ModelKeys {
 		out[i].Keys = append(out[i].Keys, d.QuoteString(r.Partition))
 	}
 	return out
+}
+
+// summaryColumns is how many columns SummarizeSQL selects, in
+// RecordSummary's order.
+const summaryColumns = 11
+
+// SummarizeSQL renders the query behind LedgerSummarizer.SummarizePartitions
+// over table, the partitions table: month renders the dialect's
+// expression for the first instant of a timestamp's month (NULL for NULL).
+// Records of the models in q.Self are numbered with a window function (lag)
+// to count SelfStale; the others are not sorted.
+func SummarizeSQL(d models.Dialect, table string, month func(string) string, sq SummaryQuery) string {
+	q := d.QuoteIdent
+	isSelf := map[string]bool{}
+	for _, n := range sq.Self {
+		isSelf[n] = true
+	}
+	var plain []string
+	for _, n := range sq.Models {
+		if !isSelf[n] {
+			plain = append(plain, n)
+		}
+	}
+	count := func(state State) string {
+		return fmt.Sprintf("sum(CASE WHEN %s = %s THEN 1 ELSE 0 END)", q("state"), d.QuoteString(string(state)))
+	}
+	rows := fmt.Sprintf("sum(CASE WHEN %s IN (%s, %s, %s) THEN %s ELSE 0 END)", q("state"),
+		d.QuoteString(string(StateDone)), d.QuoteString(string(StatePartial)), d.QuoteString(string(StateFailed)), q("row_count"))
+	aggregate := func(from, selfStale string, of []string) string {
+		return fmt.Sprintf("SELECT %s, %s AS %s, count(*), %s, %s, min(%s), max(%s), min(%s), max(%s), %s, %s FROM %s WHERE %s IN %s GROUP BY %s, %s",
+			q("model"), month(q("window_start")), q("month"), count(StateDone), count(StatePending), q("fingerprint"), q("fingerprint"),
+			q("started_at"), q("published_at"), rows, selfStale, from, q("model"), lit(d, anyStrings(of)), q("model"), q("month"))
+	}
+	var parts []string
+	if len(plain) > 0 {
+		parts = append(parts, aggregate(table, "0", plain))
+	}
+	if len(sq.Self) > 0 {
+		prev := fmt.Sprintf("lag(%s) OVER (PARTITION BY %s ORDER BY %s)", q("published_at"), q("model"), q("window_start"))
+		numbered := fmt.Sprintf("(SELECT *, CASE WHEN %s > %s AND (%s IS NULL OR %s <> %s) THEN 1 ELSE 0 END AS %s FROM %s WHERE %s IN %s) AS %s",
+			prev, q("started_at"), q("published_at"), prev, q("published_at"), q("self_stale"), table, q("model"), lit(d, anyStrings(sq.Self)), q("numbered"))
+		parts = append(parts, aggregate(numbered, "sum("+q("self_stale")+")", sq.Self))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// StaleSQL renders the query that counts, per model and month, the
+// records that read through one of q's edges an upstream record published
+// after they started (and not with them): one hash join per grain, pairing
+// records on their windows truncated to it. trunc renders the dialect's
+// truncation of a timestamp to a grain. It returns "" when q has no edges.
+func StaleSQL(d models.Dialect, table string, month func(string) string, trunc func(models.Grain, string) string, sq SummaryQuery) string {
+	q := d.QuoteIdent
+	byGrain := map[models.Grain][]Edge{}
+	var grains []models.Grain
+	for _, e := range sq.Edges {
+		if byGrain[e.Grain] == nil {
+			grains = append(grains, e.Grain)
+		}
+		byGrain[e.Grain] = append(byGrain[e.Grain], e)
+	}
+	slices.Sort(grains)
+	var parts []string
+	for _, g := range grains {
+		pairs := make([]string, len(byGrain[g]))
+		for i, e := range byGrain[g] {
+			pairs[i] = fmt.Sprintf("(%s, %s)", d.QuoteString(e.Down), d.QuoteString(e.Up))
+		}
+		parts = append(parts, fmt.Sprintf(
+			"SELECT r.%s, %s AS %s, count(*) FROM %s AS r JOIN (VALUES %s) AS e(down_model, up_model) ON r.%s = e.down_model "+
+				"JOIN %s AS u ON u.%s = e.up_model AND %s = %s "+
+				"WHERE u.%s > r.%s AND (r.%s IS NULL OR u.%s <> r.%s) GROUP BY r.%s, %s",
+			q("model"), month("r."+q("window_start")), q("month"), table, strings.Join(pairs, ", "), q("model"),
+			table, q("model"), trunc(g, "u."+q("window_start")), trunc(g, "r."+q("window_start")),
+			q("published_at"), q("started_at"), q("published_at"), q("published_at"), q("published_at"), q("model"), q("month")))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// AddStale adds the counts of a StaleSQL result to sums.
+func AddStale(sums []RecordSummary, res *Result) {
+	at := map[string]int{}
+	for i, s := range sums {
+		at[s.Model+"\x00"+s.Month.String()] = i
+	}
+	for _, row := range res.Rows {
+		if i, ok := at[str(row[0])+"\x00"+when(row[1]).String()]; ok {
+			sums[i].Stale += Int(row[2])
+		}
+	}
+}
+
+// RecordQuerySQL renders the query behind LedgerSummarizer.QueryPartitions
+// over table, the partitions table: a hash join with the models asked for
+// and the instant each is asked from.
+func RecordQuerySQL(d models.Dialect, table string, rq RecordQuery) string {
+	q := d.QuoteIdent
+	names := slices.Sorted(maps.Keys(rq.Since))
+	rows := make([]string, 0, len(rq.All)+len(names))
+	for _, n := range rq.All {
+		rows = append(rows, fmt.Sprintf("(%s, CAST(NULL AS %s))", d.QuoteString(n), d.ColumnType(models.TypeTimestamp)))
+	}
+	for _, n := range names {
+		rows = append(rows, fmt.Sprintf("(%s, %s)", d.QuoteString(n), d.Timestamp(rq.Since[n])))
+	}
+	cols := make([]string, len(PartitionColumns))
+	for i, c := range PartitionColumns {
+		cols[i] = "p." + q(c.Name)
+	}
+	if len(rows) == 0 {
+		return fmt.Sprintf("SELECT %s FROM %s AS p WHERE 1 = 0", strings.Join(cols, ", "), table)
+	}
+	return fmt.Sprintf("SELECT %s FROM %s AS p JOIN (VALUES %s) AS s(model_name, since) ON p.%s = s.model_name "+
+		"WHERE s.since IS NULL OR p.%s IS NULL OR p.%s > s.since",
+		strings.Join(cols, ", "), table, strings.Join(rows, ", "), q("model"), q("window_end"), q("window_end"))
+}
+
+func anyStrings(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// SummariesFromResult reads a Query result of SummarizeSQL.
+func SummariesFromResult(res *Result) ([]RecordSummary, error) {
+	out := make([]RecordSummary, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) != summaryColumns {
+			return nil, fmt.Errorf("summary row has %d columns, want %d", len(row), summaryColumns)
+		}
+		out = append(out, RecordSummary{Model: str(row[0]), Month: when(row[1]), Records: Int(row[2]), Done: Int(row[3]),
+			Pending: Int(row[4]), MinFingerprint: str(row[5]), MaxFingerprint: str(row[6]), MinStarted: when(row[7]),
+			MaxPublished: when(row[8]), Rows: Int(row[9]), SelfStale: Int(row[10])})
+	}
+	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 
 // tableFacts checks the tables of the selected models and of the models
 // they read, when the adapter can count rows cheaply (adapters.RowCounter).
-func (r *Runner) tableFacts(ctx context.Context, sel Selection, records []adapters.Record) (map[string]*TableFacts, error) {
+func (r *Runner) tableFacts(ctx context.Context, sel Selection, totals map[string]*ledgerTotal) (map[string]*TableFacts, error) {
 	rc, ok := r.Adapter.(adapters.RowCounter)
 	if !ok {
 		return nil, nil
@@ -25,28 +25,6 @@ func (r *Runner) tableFacts(ctx context.Context, sel Selection, records []adapte
 	selected, err := r.Project.Select(sel.Select, sel.Exclude)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
-	}
-	// The ledger's total per model, and whether it can be trusted.
-	type total struct {
-		rows    int64
-		pending bool
-		any     bool
-	}
-	totals := map[string]*total{}
-	for i := range records {
-		rec := &records[i]
-		t := totals[rec.Model]
-		if t == nil {
-			t = &total{}
-			totals[rec.Model] = t
-		}
-		t.any = true
-		switch rec.State {
-		case adapters.StatePending:
-			t.pending = true
-		case adapters.StateDone, adapters.StatePartial, adapters.StateFailed:
-			t.rows += rec.Rows
-		}
 	}
 	var check []*models.Model
 	seen := map[*models.Model]bool{}
@@ -107,4 +85,43 @@ func (r *Runner) partitionRows(ctx context.Context, m *models.Model, rel models.
 		return nil, err
 	}
 	return c.rows, nil
+}
+
+// ledgerTotal is what the ledger says one model's table holds in all.
+type ledgerTotal struct {
+	rows    int64 // of done, partial and failed records
+	pending bool  // some publication may not have finished: rows unknown
+}
+
+func totalsOfRecords(records []adapters.Record) map[string]*ledgerTotal {
+	totals := map[string]*ledgerTotal{}
+	for i := range records {
+		rec := &records[i]
+		t := totals[rec.Model]
+		if t == nil {
+			t = &ledgerTotal{}
+			totals[rec.Model] = t
+		}
+		switch rec.State {
+		case adapters.StatePending:
+			t.pending = true
+		case adapters.StateDone, adapters.StatePartial, adapters.StateFailed:
+			t.rows += rec.Rows
+		}
+	}
+	return totals
+}
+
+func totalsOfSummaries(sums []adapters.RecordSummary) map[string]*ledgerTotal {
+	totals := map[string]*ledgerTotal{}
+	for _, s := range sums {
+		t := totals[s.Model]
+		if t == nil {
+			t = &ledgerTotal{}
+			totals[s.Model] = t
+		}
+		t.rows += s.Rows
+		t.pending = t.pending || s.Pending > 0
+	}
+	return totals
 }

@@ -78,7 +78,8 @@ func (l *ledger) lastPublished(up *models.Model, span models.Span) (time.Time, s
 	var key string
 	if span.All || up.Kind() != models.TimePartitioned {
 		for k, r := range mr.byKey {
-			if r.PublishedAt.After(latest) {
+			// Ties go to the greatest key, so that plans say the same.
+			if r.PublishedAt.After(latest) || r.PublishedAt.Equal(latest) && !latest.IsZero() && k > key {
 				latest, key = r.PublishedAt, k
 			}
 		}

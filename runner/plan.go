@@ -60,6 +60,11 @@ type Facts struct {
 	// SchemaChanged says, by model name, how the columns of a model with
 	// on_schema_change: rebuild differ from its table's: it is rebuilt.
 	SchemaChanged map[string]string
+	// Floors, when set, hold per time-partitioned model the instant
+	// before which the ledger's summaries proved every partition done and
+	// up to date (see planFloors): the plan looks at none of them, and
+	// Records holds only the records the partitions from there on need.
+	Floors map[string]time.Time
 }
 
 // TableFacts is what the warehouse holds of one model's table.
@@ -208,7 +213,7 @@ func (pl *planner) candidates() error {
 			// A rebuilt table holds every partition the model has.
 			whole := pl.sel
 			whole.From, whole.To, whole.Partitions = "", "", nil
-			parts, notes, _, err := whole.rangeOf(m)
+			parts, notes, _, err := whole.rangeOf(m, time.Time{})
 			if err != nil {
 				return err
 			}
@@ -218,7 +223,7 @@ func (pl *planner) candidates() error {
 				byKey[p.Key] = p
 			}
 		} else if pl.chosen.Direct[m] {
-			parts, notes, named, err := pl.sel.rangeOf(m)
+			parts, notes, named, err := pl.sel.rangeOf(m, pl.facts.Floors[m.Name])
 			if err != nil {
 				return err
 			}
@@ -246,9 +251,12 @@ func (pl *planner) candidates() error {
 				}
 			}
 		}
+		floor := pl.facts.Floors[m.Name]
 		parts := make([]models.Partition, 0, len(byKey))
 		for _, p := range byKey {
-			parts = append(parts, p)
+			if m.Kind() != models.TimePartitioned || !p.Start.Before(floor) {
+				parts = append(parts, p)
+			}
 		}
 		sortPartitions(m, parts)
 		if len(parts) > 0 {

@@ -45,27 +45,43 @@ func (r *Runner) Records(ctx context.Context) ([]adapters.Record, error) {
 
 // Plan reads the ledger, evaluates the watermarks a scheduled run checks,
 // compares the selected tables with the ledger (see Facts), and plans sel.
+// With an adapter that summarizes its ledger, it reads only the records
+// the plan needs (see planFloors).
 func (r *Runner) Plan(ctx context.Context, sel Selection) (*Plan, error) {
-	facts, err := r.Facts(ctx, sel)
+	facts, err := r.facts(ctx, sel, true)
 	if err != nil {
 		return nil, err
 	}
 	return NewPlanFacts(r.Project, r.Scope, *facts, sel)
 }
 
-// Facts reads what planning sel needs from the warehouse.
+// Facts reads what planning sel needs from the warehouse, every ledger
+// record included.
 func (r *Runner) Facts(ctx context.Context, sel Selection) (*Facts, error) {
-	records, err := r.Records(ctx)
+	return r.facts(ctx, sel, false)
+}
+
+func (r *Runner) facts(ctx context.Context, sel Selection, summarize bool) (*Facts, error) {
+	facts := &Facts{}
+	sums, err := r.summaries(ctx, sel, summarize)
 	if err != nil {
 		return nil, err
 	}
-	facts := &Facts{Records: records}
+	var totals map[string]*ledgerTotal
+	if sums != nil {
+		totals = totalsOfSummaries(sums)
+	} else {
+		if facts.Records, err = r.Records(ctx); err != nil {
+			return nil, err
+		}
+		totals = totalsOfRecords(facts.Records)
+	}
 	if sel.Scheduled() {
 		if facts.Watermarks, err = r.watermarks(ctx, sel); err != nil {
 			return nil, err
 		}
 	}
-	if facts.Tables, err = r.tableFacts(ctx, sel, records); err != nil {
+	if facts.Tables, err = r.tableFacts(ctx, sel, totals); err != nil {
 		return nil, err
 	}
 	selected, err := r.Project.Select(sel.Select, sel.Exclude)
@@ -82,7 +98,36 @@ func (r *Runner) Facts(ctx context.Context, sel Selection) (*Facts, error) {
 	if facts.SchemaChanged, err = r.schemaChanges(ctx, selected); err != nil {
 		return nil, err
 	}
+	if sums != nil {
+		fp := planFloors(r.Project, r.Scope, sel, sums, facts.Tables, facts.SchemaChanged)
+		if facts.Records, err = r.Adapter.(adapters.LedgerSummarizer).QueryPartitions(ctx, fp.query); err != nil {
+			return nil, err
+		}
+		facts.Floors = fp.floors
+	}
 	return facts, nil
+}
+
+// summaries returns the ledger's summaries when the plan can start from
+// them: the adapter summarizes, the selection looks at partitions the
+// summaries can vouch for, and no dead run left publications unrecorded.
+// It returns nil otherwise.
+func (r *Runner) summaries(ctx context.Context, sel Selection, summarize bool) ([]adapters.RecordSummary, error) {
+	ls, ok := r.Adapter.(adapters.LedgerSummarizer)
+	if !summarize || !ok || !floorsApply(sel) {
+		return nil, nil
+	}
+	if unrecorded, err := r.anyUnrecorded(ctx); err != nil || unrecorded {
+		return nil, err
+	}
+	sums, err := ls.SummarizePartitions(ctx, summaryQuery(r.Project))
+	if err != nil {
+		return nil, err
+	}
+	if sums == nil {
+		sums = []adapters.RecordSummary{} // an empty ledger: nothing is done
+	}
+	return sums, nil
 }
 
 // NewRunID returns a sortable, unique run id such as

@@ -111,13 +111,13 @@ func ParseSelection(text string) (Selection, error) {
 // rangeFor returns the partitions of m that s covers at s.Now, and notes
 // about what was left out.
 func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []string, err error) {
-	parts, notes, _, err = s.rangeOf(m)
+	parts, notes, _, err = s.rangeOf(m, time.Time{})
 	return parts, notes, err
 }
 
 // rangeOf is rangeFor, also reporting whether --partitions named some
 // partition of m, complete or not.
-func (s Selection) rangeOf(m *models.Model) (parts []models.Partition, notes []string, named bool, err error) {
+func (s Selection) rangeOf(m *models.Model, floor time.Time) (parts []models.Partition, notes []string, named bool, err error) {
 	if len(s.Partitions) > 0 && (s.From != "" || s.To != "") {
 		return nil, nil, false, usageErrorf("--partitions cannot be combined with --from or --to")
 	}
@@ -191,6 +191,9 @@ func (s Selection) rangeOf(m *models.Model) (parts []models.Partition, notes []s
 			}
 			to = last
 		}
+	}
+	if floor.After(first) {
+		first = floor // the plan proved the partitions before it done (see planFloors)
 	}
 	return m.Partitions(first, to), notes, false, nil
 }

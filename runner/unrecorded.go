@@ -130,6 +130,20 @@ func runIDOf(token string) string {
 	return strings.ToUpper(token[:16]) + "-" + token[16:]
 }
 
+// anyUnrecorded reports whether dead runs may have published stages they
+// did not record.
+func (r *Runner) anyUnrecorded(ctx context.Context) (bool, error) {
+	if _, ok := r.Adapter.(adapters.Deferrer); !ok {
+		return false, nil
+	}
+	live, _, err := r.liveRuns(ctx, "")
+	if err != nil {
+		return false, err
+	}
+	stages, err := r.unrecordedStages(ctx, live)
+	return len(stages) > 0, err
+}
+
 // withUnrecorded overlays records with the pending records of what dead
 // runs may have published unrecorded.
 func (r *Runner) withUnrecorded(ctx context.Context, records []adapters.Record) ([]adapters.Record, error) {

@@ -227,3 +227,41 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	}
 	return adapters.VersionsFromResult(res)
 }
+
+// SummarizePartitions summarizes the records q asks for, per month.
+func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQuery) ([]adapters.RecordSummary, error) {
+	if ok, err := a.ledgerExists(ctx); err != nil || !ok || len(q.Models) == 0 {
+		return nil, err
+	}
+	table := a.ledgerTable(adapters.PartitionsTable)
+	month := func(ts string) string { return "date_trunc('month', " + ts + ")" }
+	tag := adapters.Tag{Step: "ledger"}
+	res, err := a.Query(ctx, adapters.SummarizeSQL(a.d, table, month, q), tag)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := adapters.SummariesFromResult(res)
+	if err != nil || len(q.Edges) == 0 {
+		return sums, err
+	}
+	trunc := func(g models.Grain, ts string) string { return fmt.Sprintf("date_trunc('%s', %s)", g, ts) }
+	if res, err = a.Query(ctx, adapters.StaleSQL(a.d, table, month, trunc, q), tag); err != nil {
+		return nil, err
+	}
+	adapters.AddStale(sums, res)
+	return sums, nil
+}
+
+// QueryPartitions returns the records q asks for.
+func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) ([]adapters.Record, error) {
+	if ok, err := a.ledgerExists(ctx); err != nil || !ok {
+		return nil, err
+	}
+	query := adapters.RecordQuerySQL(a.d, a.ledgerTable(adapters.PartitionsTable), q)
+	a.log(query)
+	rows, err := a.db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return adapters.ScanRecords(rows)
+}

@@ -162,17 +162,50 @@ func checksum(b *testing.B, db *sql.DB, table string) string {
 	return fmt.Sprintf("%d rows, ids %d, amount %.2f", n, ids, amount)
 }
 
-// BenchmarkPlanCommand runs refill plan (in-process, JSON to io.Discard)
-// on a project of 1,000 daily models whose DuckDB ledger records every one
-// of their 3,650 partitions as done, and reports time and peak heap.
-func BenchmarkPlanCommand(b *testing.B) {
+// BenchmarkNothingToDo runs a scheduled refill plan and refill run
+// in-process on a project of 1,000 daily models (chains of ten) whose
+// DuckDB ledger and tables hold every partition of their history, built
+// the way a daily schedule builds them (each day after the day ends, each
+// model after the one it reads): the whole command, the ledger's read
+// included. It does so at 365 and 3,650 days of history, so that the
+// memory a plan takes can be seen not to grow with history.
+func BenchmarkNothingToDo(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds a 3.65-million-row ledger")
 	}
-	const nModels, days = 1000, 3650
+	for _, days := range []int{365, 3650} {
+		dir := nothingToDoProject(b, 1000, days)
+		now := "--now=" + time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days).Add(time.Hour).Format(time.RFC3339)
+		for _, cmd := range [][]string{{"plan", now, "--output", "json"}, {"run", now, "--yes", "--quiet"}} {
+			b.Run(fmt.Sprintf("history=%dd/%s", days, cmd[0]), func(b *testing.B) {
+				var peak uint64
+				var stdout strings.Builder
+				for b.Loop() {
+					stdout.Reset()
+					stop := sampleHeap(&peak)
+					code := Do(context.Background(), nil, append([]string{"--project", dir}, cmd...), strings.NewReader(""), &stdout, io.Discard)
+					stop()
+					if code != 0 {
+						b.Fatalf("refill %s: exit %d", cmd[0], code)
+					}
+				}
+				if cmd[0] == "plan" && !strings.Contains(stdout.String(), `"steps": []`) && !strings.Contains(stdout.String(), `"steps":[]`) {
+					b.Fatalf("refill plan planned something:\n%.500s", stdout.String())
+				}
+				b.ReportMetric(float64(1000*days), "partitions")
+				b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+			})
+		}
+	}
+}
+
+// nothingToDoProject writes a project of n daily models over days days
+// with a DuckDB warehouse holding all of it, and returns its folder.
+func nothingToDoProject(b *testing.B, n, days int) string {
+	b.Helper()
 	dir := b.TempDir()
 	write(b, dir, "refill.yml", "targets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\n")
-	for i := 0; i < nModels; i++ {
+	for i := 0; i < n; i++ {
 		from := `{{ source("raw.events") }}`
 		if i%10 != 0 {
 			from = fmt.Sprintf(`{{ ref("m%04d") }}`, i-1)
@@ -184,46 +217,49 @@ func BenchmarkPlanCommand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The ledger: every partition done, with the right fingerprint.
 	ctx := context.Background()
 	a, err := duckdb.Open(ctx, duckdb.Config{Path: filepath.Join(dir, "warehouse.duckdb")})
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer a.Close()
 	if err := a.SetupLedger(ctx); err != nil {
 		b.Fatal(err)
 	}
-	csvPath := filepath.Join(dir, "ledger.csv")
-	f, _ := os.Create(csvPath)
-	w := csv.NewWriter(f)
-	scope := &models.Scope{Dialect: a.Dialect(), Schema: "main"}
-	built := "2026-01-01 00:00:00"
-	last := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days-1)
-	for _, m := range p.Graph.Order {
-		fp := m.Version(scope).Fingerprint
-		for _, part := range m.Partitions(m.Config.Start, last) {
-			w.Write([]string{m.Name, part.Key, "done", fp, "1", "bench", "1",
-				part.Start.Format("2006-01-02 15:04:05"), part.End.Format("2006-01-02 15:04:05"), built, built, built, "", ""})
+	mustExec := func(q string) {
+		if _, err := a.DB().Exec(q); err != nil {
+			b.Fatalf("%s: %v", q, err)
 		}
 	}
-	w.Flush()
-	f.Close()
-	if _, err := a.DB().Exec(fmt.Sprintf("COPY refill.partitions FROM '%s' (HEADER false, NULLSTR '')", csvPath)); err != nil {
+	mustExec("CREATE SCHEMA raw")
+	mustExec("CREATE TABLE raw.events (d DATE)")
+	// The ledger: day d of model i started d+1 days and i seconds after
+	// 2015-01-01 and was published half a second later.
+	csvPath := filepath.Join(dir, "ledger.csv")
+	f, err := os.Create(csvPath)
+	if err != nil {
 		b.Fatal(err)
 	}
-	a.Close()
-	now := "--now=" + last.AddDate(0, 0, 1).Format("2006-01-02")
-	var peak uint64
-	for b.Loop() {
-		stop := sampleHeap(&peak)
-		code := Do(ctx, nil, []string{"--project", dir, "plan", now, "--output", "json"}, strings.NewReader(""), io.Discard, io.Discard)
-		stop()
-		if code != 0 {
-			b.Fatalf("refill plan: exit %d", code)
+	w := csv.NewWriter(f)
+	scope := &models.Scope{Dialect: a.Dialect(), Schema: "main", Vars: p.Vars}
+	first := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
+	const ts = "2006-01-02 15:04:05.000"
+	for i, m := range p.Graph.Order {
+		fp := m.Version(scope).Fingerprint
+		for _, part := range m.Partitions(first, first.AddDate(0, 0, days-1)) {
+			started := part.End.Add(time.Duration(i) * time.Second)
+			published := started.Add(500 * time.Millisecond)
+			w.Write([]string{m.Name, part.Key, "done", fp, "1", "bench", "1",
+				part.Start.Format(ts), part.End.Format(ts), started.Format(ts), published.Format(ts), published.Format(ts), "", ""})
 		}
+		mustExec(fmt.Sprintf("CREATE TABLE main.%s AS SELECT DATE '2015-01-01' + CAST(range AS INTEGER) AS d, CAST(1 AS BIGINT) AS n FROM range(%d)", m.Name, days))
 	}
-	b.ReportMetric(float64(nModels*days), "partitions")
-	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+	w.Flush()
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	mustExec(fmt.Sprintf("COPY refill.partitions FROM '%s' (HEADER false, NULLSTR '')", csvPath))
+	return dir
 }
 
 // sampleHeap records the peak HeapInuse until the returned func is called.

@@ -387,6 +387,7 @@ func (o *oracle) step() {
 		o.run(false)
 	}
 	o.checkRowCounts()
+	o.checkPlans()
 }
 
 // runArgs returns random run flags.

@@ -1,0 +1,379 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// A plan over years of history reads the ledger in two steps when the
+// adapter can summarize it (adapters.LedgerSummarizer). First it reads one
+// summary per model and month. A month whose summary proves every partition
+// of the model in it done, built by the current version, and built after
+// every upstream partition it reads was last published needs no record:
+// the plan starts each model at its floor, the first month it cannot prove
+// so, and reads only the records that partitions from there on, and the
+// partitions that reading them may reach, look at. An hourly run with
+// nothing to do reads O(models × months) summary rows and the records of
+// the last month or two, not every record.
+
+// never is the floor of a model none of whose partitions need a look.
+var never = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// floorsApply reports whether sel can plan from floors: modes and resumes
+// that look at every partition cannot.
+func floorsApply(sel Selection) bool {
+	return sel.Mode != ModeAll && sel.Since.IsZero() && len(sel.Partitions) == 0 && !sel.FullRefresh
+}
+
+// floorPlan is what planFloors decides.
+type floorPlan struct {
+	// floors holds, per time-partitioned model, the instant before which
+	// every partition is proven done and up to date (zero: none is).
+	floors map[string]time.Time
+	query  adapters.RecordQuery
+}
+
+// planFloors decides each model's floor from the ledger's summaries and
+// the records the plan must read. tables and rebuild are the facts read
+// before it (drift, schema changes).
+func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []adapters.RecordSummary,
+	tables map[string]*TableFacts, rebuild map[string]string) floorPlan {
+	byModel := map[string][]adapters.RecordSummary{}
+	for _, s := range sums {
+		byModel[s.Model] = append(byModel[s.Model], s)
+	}
+	f := &floorer{sel: sel, scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
+		floor: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{}}
+	// Floors and how far back steps may reach, upstream first.
+	for _, m := range p.Graph.Order {
+		if m.Kind() != models.TimePartitioned {
+			f.may[m] = !f.quiet(m)
+			for _, up := range m.Upstream {
+				f.may[m] = f.may[m] || f.may[up]
+			}
+			continue
+		}
+		floor := f.timeFloor(m)
+		for key := range lookbackKeys(m, sel) {
+			if part, err := m.Partition(key); err == nil && part.Start.Before(floor) {
+				floor = part.Start
+			}
+		}
+		// A model selected with a leading + runs what its readers'
+		// candidates read: the partitions of m that read an upstream
+		// partition from the upstream's floor on stay candidates.
+		for _, up := range m.Upstream {
+			if uf, ok := f.floor[up]; ok && uf.Before(never) {
+				if l := reading(m, uf); l.Before(floor) {
+					floor = l
+				}
+			}
+		}
+		if floor.Before(m.Config.Start) {
+			floor = time.Time{}
+		}
+		f.floor[m] = floor
+		low := floor
+		for _, up := range m.Upstream {
+			switch {
+			case !f.may[up]:
+			case up.Kind() != models.TimePartitioned || f.low[up].IsZero():
+				low = time.Time{}
+			default:
+				if l := reading(m, f.low[up]); l.Before(low) {
+					low = l
+				}
+			}
+		}
+		f.low[m], f.may[m] = low, low.Before(never)
+	}
+	// What each model's records must cover: its own partitions from its
+	// low on (and the one before, which audits and cumulative models
+	// read), and what the partitions of its readers from their low on read.
+	out := floorPlan{floors: map[string]time.Time{}, query: adapters.RecordQuery{Since: map[string]time.Time{}}}
+	for _, x := range p.Graph.Order {
+		if x.Kind() != models.TimePartitioned {
+			out.query.All = append(out.query.All, x.Name)
+			continue
+		}
+		out.floors[x.Name] = f.floor[x]
+		from := never
+		if f.may[x] {
+			// From the partition before the first that may run: audits
+			// and models reading their own past look at it.
+			from = x.Next(x.PartitionAt(f.low[x]), -1).Start
+		}
+		for _, d := range p.Graph.Downstream(x) {
+			if !f.may[d] {
+				continue
+			}
+			if d.Kind() != models.TimePartitioned || f.low[d].IsZero() {
+				from = time.Time{}
+				break
+			}
+			// A partition of d starting at low reads x's partitions from
+			// the one holding its span's start, an extent (and the pad
+			// ReadPartitions looks around) before its window.
+			reach := time.Duration(d.DependsOnPast(x))*maxLen(d.Config.Grain) + 2*extentPad
+			if l := x.PartitionAt(f.low[d].Add(-reach)).Start; l.Before(from) {
+				from = l
+			}
+		}
+		switch {
+		case from.IsZero() || !from.After(x.Config.Start):
+			out.query.All = append(out.query.All, x.Name)
+		case from.Before(never):
+			out.query.Since[x.Name] = from
+		}
+	}
+	return out
+}
+
+// summaryQuery asks for the summaries of every model of p, with the
+// dependencies that pair up on windows (see aligned).
+func summaryQuery(p *models.Project) adapters.SummaryQuery {
+	var q adapters.SummaryQuery
+	for _, m := range p.Graph.Order {
+		q.Models = append(q.Models, m.Name)
+		if m.Config.Self {
+			q.Self = append(q.Self, m.Name)
+		}
+		for _, up := range m.Upstream {
+			if g, ok := aligned(m, up); ok {
+				q.Edges = append(q.Edges, adapters.Edge{Down: m.Name, Up: up.Name, Grain: g})
+			}
+		}
+	}
+	return q
+}
+
+// aligned reports whether each partition of down reads exactly the
+// partitions of up whose windows fall in the same period of the coarser of
+// their grains, and returns that grain: both have UTC windows, one grain
+// divides the other, and down does not read up's past.
+func aligned(down, up *models.Model) (models.Grain, bool) {
+	utc := func(m *models.Model) bool {
+		return m.Kind() == models.TimePartitioned && (m.Config.Location == nil || m.Config.Location == time.UTC)
+	}
+	if !utc(down) || !utc(up) || down == up || down.DependsOnPast(up) > 0 {
+		return 0, false
+	}
+	g, h := down.Config.Grain, up.Config.Grain
+	if g < h {
+		g, h = h, g
+	}
+	if g != h && h == models.Week {
+		return 0, false // weeks do not divide months or years
+	}
+	return g, true
+}
+
+type floorer struct {
+	sel     Selection
+	scope   *models.Scope
+	sums    map[string][]adapters.RecordSummary
+	tables  map[string]*TableFacts
+	rebuild map[string]string
+	floor   map[*models.Model]time.Time
+	// low is, per time-partitioned model, the earliest instant a partition
+	// this plan may run can start at, through what reads what.
+	low map[*models.Model]time.Time
+	// may says whether a model may have steps at all.
+	may map[*models.Model]bool
+}
+
+// suspect reports whether m's records cannot be summarized: its table
+// drifted from the ledger, or it is rebuilt.
+func (f *floorer) suspect(m *models.Model) bool {
+	if tf := f.tables[m.Name]; tf != nil && (!tf.Exists || tf.Rows != nil) {
+		return true
+	}
+	return f.rebuild[m.Name] != ""
+}
+
+// clean reports whether summary s proves its records done, built by m's
+// current version, with n of them.
+func (f *floorer) clean(m *models.Model, s *adapters.RecordSummary, n int64) bool {
+	fp := m.Version(f.scope).Fingerprint
+	return s != nil && s.Records == n && s.Done == n && s.MinFingerprint == fp && s.MaxFingerprint == fp &&
+		(!m.Config.Self || s.SelfStale == 0)
+}
+
+// quiet reports whether a list or whole-table model has nothing to do.
+func (f *floorer) quiet(m *models.Model) bool {
+	if f.suspect(m) {
+		return false
+	}
+	var s *adapters.RecordSummary
+	for i := range f.sums[m.Name] {
+		if f.sums[m.Name][i].Month.IsZero() {
+			s = &f.sums[m.Name][i]
+		}
+	}
+	if !f.clean(m, s, int64(len(m.Partitions(time.Time{}, time.Time{})))) {
+		return false
+	}
+	for _, up := range m.Upstream {
+		if f.published(up, time.Time{}, time.Time{}).After(s.MinStarted) {
+			return false
+		}
+	}
+	return true
+}
+
+// timeFloor returns the start of m's first month that its summaries do
+// not prove done and up to date; never when there is none.
+func (f *floorer) timeFloor(m *models.Model) time.Time {
+	last, complete := m.LastComplete(f.sel.Now)
+	if f.suspect(m) || !complete {
+		return time.Time{}
+	}
+	byMonth := map[time.Time]*adapters.RecordSummary{}
+	for i, s := range f.sums[m.Name] {
+		byMonth[s.Month] = &f.sums[m.Name][i]
+	}
+	first := m.PartitionAt(m.Config.Start).Start
+	lastPart := m.PartitionAt(last)
+	end := m.Next(lastPart, 1).Start // the first partition not complete yet
+	month := monthOf(first)
+	for ; month.Before(end); month = month.AddDate(0, 1, 0) {
+		next := month.AddDate(0, 1, 0)
+		if end.Before(next) {
+			return month // the month holds partitions not complete yet
+		}
+		n := countStarts(m, first, end, month, next)
+		s := byMonth[month]
+		if n == 0 && s == nil {
+			continue
+		}
+		if !f.clean(m, s, n) {
+			return month
+		}
+		// The spans of m's partitions starting this month.
+		firstIn, lastIn := startingIn(m, month, next)
+		_, hi := m.Extent(lastIn)
+		if s.Stale > 0 {
+			return month
+		}
+		for _, up := range m.Upstream {
+			if _, ok := aligned(m, up); ok {
+				continue // counted in Stale
+			}
+			// Other dependencies: every upstream partition these spans
+			// may read was published before the first of them started.
+			lo, _ := m.Extent(m.Next(firstIn, -m.DependsOnPast(up)))
+			if f.published(up, lo, hi).After(s.MinStarted) {
+				return month
+			}
+		}
+	}
+	return never
+}
+
+// published returns the latest publication of up's partitions whose
+// extents may overlap [lo, hi); of all of them when hi is zero or up is
+// not time-partitioned.
+func (f *floorer) published(up *models.Model, lo, hi time.Time) time.Time {
+	var latest time.Time
+	for _, s := range f.sums[up.Name] {
+		if !hi.IsZero() && up.Kind() == models.TimePartitioned && !s.Month.IsZero() {
+			first, last := startingIn(up, s.Month, s.Month.AddDate(0, 1, 0))
+			start, _ := up.Extent(first)
+			_, end := up.Extent(last)
+			if !start.Before(hi) || !end.After(lo) {
+				continue
+			}
+		}
+		if s.MaxPublished.After(latest) {
+			latest = s.MaxPublished
+		}
+	}
+	return latest
+}
+
+// startingIn returns m's first and last partitions starting in [from, to),
+// a month; for a yearly model with no partition starting in it, both are
+// the partition holding from.
+func startingIn(m *models.Model, from, to time.Time) (first, last models.Partition) {
+	first = m.PartitionAt(from)
+	if first.Start.Before(from) {
+		if next := m.Next(first, 1); next.Start.Before(to) {
+			first = next
+		}
+	}
+	last = m.PartitionAt(to.Add(-time.Nanosecond))
+	if last.Start.Before(first.Start) {
+		last = first
+	}
+	return first, last
+}
+
+// reading returns the start of m's first partition whose span reaches
+// past instant t of an upstream (a zone's dates reach past UTC windows).
+func reading(m *models.Model, t time.Time) time.Time {
+	if t.IsZero() || !t.After(m.Config.Start) {
+		return time.Time{}
+	}
+	p := m.PartitionAt(t.Add(-extentPad))
+	for {
+		if _, end := m.Extent(p); end.After(t) {
+			return p.Start
+		}
+		p = m.Next(p, 1)
+	}
+}
+
+// monthOf returns the first instant of t's month in UTC.
+func monthOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// countStarts counts m's partitions from the one starting at first up to
+// (not including) the one starting at end whose starts fall in [from, to).
+func countStarts(m *models.Model, first, end, from, to time.Time) int64 {
+	if from.Before(first) {
+		from = first
+	}
+	if end.Before(to) {
+		to = end
+	}
+	if !from.Before(to) {
+		return 0
+	}
+	g, loc := m.Config.Grain, m.Config.Location
+	if g == models.Hour || g == models.Day && (loc == nil || loc == time.UTC) {
+		// Fixed lengths aligned on first: count the starts arithmetically.
+		step := maxLen(g)
+		if g == models.Day {
+			step = 24 * time.Hour
+		}
+		firstIn := (from.Sub(first) + step - 1) / step
+		lastIn := (to.Sub(first) + step - 1) / step
+		return int64(lastIn - firstIn)
+	}
+	var n int64
+	for s := g.Truncate(from, loc); s.Before(to); s = g.Add(s, 1) {
+		if !s.Before(from) {
+			n++
+		}
+	}
+	return n
+}
+
+// maxLen bounds the length of one partition of grain g.
+func maxLen(g models.Grain) time.Duration {
+	switch g {
+	case models.Hour:
+		return time.Hour
+	case models.Day:
+		return 25 * time.Hour
+	case models.Week:
+		return 7*24*time.Hour + time.Hour
+	case models.Month:
+		return 31*24*time.Hour + time.Hour
+	}
+	return 366*24*time.Hour + time.Hour
+}

@@ -1,0 +1,139 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/runner"
+)
+
+// countingLedger counts the records planning reads.
+type countingLedger struct {
+	*duckdb.Adapter
+	read int
+}
+
+func (c *countingLedger) QueryPartitions(ctx context.Context, q adapters.RecordQuery) ([]adapters.Record, error) {
+	recs, err := c.Adapter.QueryPartitions(ctx, q)
+	c.read += len(recs)
+	return recs, err
+}
+
+// TestPlanFromSummaries plans the example shop, after each of a series of
+// changes to its ledger and tables, twice: from the ledger's monthly
+// summaries and the records they cannot vouch for (as refill plans), and
+// from every record. The plans must be the same; with nothing to do the
+// first reads no record of a time-partitioned model, and after a recent
+// change fewer than half of them.
+func TestPlanFromSummaries(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	e.run(runner.Selection{}, runner.RunOptions{})
+	total := int(e.count("SELECT count(*) FROM refill.partitions"))
+	c := &countingLedger{Adapter: e.db}
+	r := e.with(c)
+	sels := []runner.Selection{
+		{},
+		{Select: []string{"+marts.monthly_revenue"}},
+		{Select: []string{"+marts.rolling_revenue"}},
+		{Select: []string{"staging.orders+"}, From: "2024-02-10", To: "2024-03-05"},
+		{Select: []string{"marts.daily_revenue+"}},
+		{Mode: runner.ModeMissing},
+		{Mode: runner.ModeFailed},
+		{Lookback: ptr(3)},
+	}
+	same := func(step string, few bool) {
+		t.Helper()
+		for i, sel := range sels {
+			sel.Now = jan2024
+			c.read = 0
+			fast, err := r.Plan(ctx, sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			facts, err := r.Facts(ctx, sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := runner.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := planLines(fast), planLines(full); got != want {
+				t.Errorf("%s, %+v: from the summaries:\n%s\nfrom every record:\n%s", step, sel, got, want)
+			}
+			if i == 0 && step != "built" && len(full.Steps)+len(full.Blocked) == 0 {
+				t.Errorf("%s: nothing to do", step)
+			}
+			// (A scheduled run with a lookback reruns recent orders, so
+			// the whole-table and list models reading every order may
+			// run: planning them reads every record of orders.)
+			if few && sel.Lookback == nil && c.read*2 >= total {
+				t.Errorf("%s, %+v: planning read %d of %d records", step, sel, c.read, total)
+			}
+		}
+	}
+	same("built", true)
+	c.read = 0
+	if pl, err := r.Plan(ctx, runner.Selection{Now: jan2024}); err != nil || len(pl.Steps) != 0 {
+		t.Fatalf("built: %v, %d steps", err, len(pl.Steps))
+	}
+	// Only the list and whole-table models' records are read.
+	if want := int(e.count("SELECT count(*) FROM refill.partitions WHERE window_start IS NULL")); c.read != want {
+		t.Errorf("a plan with nothing to do read %d records, want %d (those without a window)", c.read, want)
+	}
+	for _, change := range []struct {
+		name, sql string
+		few       bool // the change is recent: planning reads few records
+	}{
+		{"a recent record built by another version",
+			"UPDATE refill.partitions SET fingerprint = 'old' WHERE model = 'staging.orders' AND partition_key = '2024-04-28'", true},
+		{"an upstream partition republished in January",
+			"UPDATE refill.partitions SET published_at = TIMESTAMP '2030-01-01 00:00:00' WHERE model = 'staging.orders' AND partition_key = '2024-01-17'", false},
+		{"a record built by another version in February",
+			"UPDATE refill.partitions SET fingerprint = 'old' WHERE model = 'marts.daily_revenue' AND partition_key = '2024-02-11'", false},
+		{"a failure in January",
+			"UPDATE refill.partitions SET state = 'failed', error = 'boom' WHERE model = 'staging.orders' AND partition_key = '2024-01-05'", false},
+		{"a pending publication in April",
+			"UPDATE refill.partitions SET state = 'pending' WHERE model = 'marts.monthly_revenue' AND partition_key = '2024-04'", false},
+		{"a day of a cumulative model republished after the next day was built",
+			"UPDATE refill.partitions SET published_at = TIMESTAMP '2030-03-01 00:00:00' WHERE model = 'marts.customer_revenue_to_date' AND partition_key = '2024-02-10'", false},
+		{"a list partition failed",
+			"UPDATE refill.partitions SET state = 'failed' WHERE model = 'marts.revenue_by_region' AND partition_key = 'eu'", true},
+		// Last: the ledger is restored, the tables are not.
+		{"a record and its rows gone in March",
+			"DELETE FROM refill.partitions WHERE model = 'marts.rolling_revenue' AND partition_key = '2024-03-20'; DELETE FROM marts.rolling_revenue WHERE day = DATE '2024-03-20'", false},
+		{"rows deleted from an old partition",
+			"DELETE FROM marts.daily_revenue WHERE order_date = DATE '2024-01-09'", false},
+	} {
+		// Each change alone, on the ledger as built.
+		for _, q := range []string{"CREATE OR REPLACE TABLE refill.built AS SELECT * FROM refill.partitions", change.sql} {
+			if _, err := e.db.DB().Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		same(change.name, change.few)
+		for _, q := range []string{"DELETE FROM refill.partitions", "INSERT INTO refill.partitions SELECT * FROM refill.built"} {
+			if _, err := e.db.DB().Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func planLines(p *runner.Plan) string {
+	var b strings.Builder
+	for _, st := range append(append([]runner.Step{}, p.Steps...), p.Blocked...) {
+		fmt.Fprintf(&b, "%s %s %s: %s\n", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
