@@ -115,6 +115,13 @@ func (m *Model) Partitions(first, last time.Time) []Partition {
 	}
 	var out []Partition
 	g, loc := m.Config.Grain, m.Config.Location
+	if (g == Hour || g == Day) && last.After(first) {
+		n := last.Sub(first) / time.Hour
+		if g == Day {
+			n /= 24
+		}
+		out = make([]Partition, 0, n+2)
+	}
 	for s := g.Truncate(first, loc); !s.After(last); s = g.Add(s, 1) {
 		out = append(out, m.partitionFrom(s))
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -128,6 +129,11 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		}
 		pl.block(m)
 	}
+	n := 0
+	for _, m := range chosen.Models {
+		n += len(pl.steps[m])
+	}
+	plan.Steps = make([]Step, 0, n)
 	for _, m := range chosen.Models {
 		for _, st := range pl.steps[m] {
 			if st.Reason == ReasonBlocked {
@@ -136,6 +142,7 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 				plan.Steps = append(plan.Steps, st)
 			}
 		}
+		pl.steps[m], pl.planned[m] = nil, nil // let them go as the plan takes shape
 	}
 	plan.Notes = append(pl.notes, pl.waitingNotes()...)
 	plan.Notes = append(plan.Notes, acceptedNotes(chosen.Models, scope, facts.Versions)...)
@@ -164,6 +171,26 @@ type planner struct {
 	// rebuild holds the models whose whole table is rebuilt, and why.
 	rebuild    map[*models.Model]bool
 	rebuildWhy map[*models.Model]string
+	last       map[*models.Model]lastComplete // lastComplete's cache
+	one        []models.Partition             // unreadable's buffer
+}
+
+type lastComplete struct {
+	last     time.Time
+	complete bool
+}
+
+// lastComplete is m.LastComplete at the plan's clock.
+func (pl *planner) lastComplete(m *models.Model) (time.Time, bool) {
+	lc, ok := pl.last[m]
+	if !ok {
+		if pl.last == nil {
+			pl.last = map[*models.Model]lastComplete{}
+		}
+		lc.last, lc.complete = m.LastComplete(pl.sel.Now)
+		pl.last[m] = lc
+	}
+	return lc.last, lc.complete
 }
 
 // rebuilds finds the models whose tables are rebuilt: with --full-refresh,
@@ -209,6 +236,7 @@ func (pl *planner) candidates() error {
 	for i := len(order) - 1; i >= 0; i-- {
 		m := order[i]
 		byKey := map[string]models.Partition{}
+		var direct []models.Partition // the range alone, in order, when nothing else adds to it
 		if pl.rebuild[m] {
 			// A rebuilt table holds every partition the model has.
 			whole := pl.sel
@@ -229,8 +257,12 @@ func (pl *planner) candidates() error {
 			}
 			pl.matched = pl.matched || named
 			pl.notes = append(pl.notes, notes...)
-			for _, p := range parts {
-				byKey[p.Key] = p
+			if !pl.chosen.Upstream[m] {
+				direct = parts
+			} else {
+				for _, p := range parts {
+					byKey[p.Key] = p
+				}
 			}
 		}
 		if pl.chosen.Upstream[m] {
@@ -252,13 +284,17 @@ func (pl *planner) candidates() error {
 			}
 		}
 		floor := pl.facts.Floors[m.Name]
-		parts := make([]models.Partition, 0, len(byKey))
-		for _, p := range byKey {
-			if m.Kind() != models.TimePartitioned || !p.Start.Before(floor) {
+		parts := direct
+		if parts == nil {
+			parts = make([]models.Partition, 0, len(byKey))
+			for _, p := range byKey {
 				parts = append(parts, p)
 			}
+			sortPartitions(m, parts)
 		}
-		sortPartitions(m, parts)
+		if m.Kind() == models.TimePartitioned && !floor.IsZero() {
+			parts = slices.DeleteFunc(parts, func(p models.Partition) bool { return p.Start.Before(floor) })
+		}
 		if len(parts) > 0 {
 			pl.matched = true
 		}
@@ -280,6 +316,9 @@ func (pl *planner) decide(m *models.Model) error {
 		return nil
 	}
 	lookback := lookbackKeys(m, pl.sel)
+	if pl.steps[m] == nil {
+		pl.steps[m] = make([]Step, 0, len(pl.cands[m]))
+	}
 	for _, part := range pl.cands[m] {
 		as, err := pl.a.assess(m, part)
 		if err != nil {
@@ -519,14 +558,16 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		}
 	}
 	for _, up := range m.Upstream {
-		last, complete := up.LastComplete(pl.sel.Now)
+		last, complete := pl.lastComplete(up)
 		limit := last
 		if up.Kind() == models.TimePartitioned && !complete {
 			limit = up.Config.Start.Add(-time.Nanosecond)
 		}
-		span := models.DependencySpan(m, p, up)
 		var reads []models.Partition
-		if span.All && up.Kind() == models.TimePartitioned {
+		if g, ok := aligned(m, up); ok && g == up.Config.Grain {
+			// The one upstream partition holding this one.
+			reads = append(pl.one[:0], up.PartitionAt(p.Start))
+		} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
 			if complete {
 				reads = up.Partitions(up.Config.Start, last)
 			}
@@ -693,14 +734,14 @@ func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledge
 // the model lists its values.
 func sortPartitions(m *models.Model, parts []models.Partition) {
 	if m.Kind() == models.ListPartitioned {
-		pos := map[string]int{}
-		for i, v := range m.Config.Values {
-			pos[fmt.Sprint(v)] = i
-		}
-		sort.SliceStable(parts, func(i, j int) bool { return pos[parts[i].Key] < pos[parts[j].Key] })
+		pos := valuePositions(m)
+		slices.SortStableFunc(parts, func(a, b models.Partition) int { return pos[a.Key] - pos[b.Key] })
 		return
 	}
-	sort.SliceStable(parts, func(i, j int) bool { return parts[i].Start.Before(parts[j].Start) })
+	byStart := func(a, b models.Partition) int { return a.Start.Compare(b.Start) }
+	if !slices.IsSortedFunc(parts, byStart) {
+		slices.SortStableFunc(parts, byStart)
+	}
 }
 
 func sortSteps(steps []Step) {
@@ -709,14 +750,22 @@ func sortSteps(steps []Step) {
 	}
 	m := steps[0].Model
 	if m.Kind() == models.ListPartitioned {
-		pos := map[string]int{}
-		for i, v := range m.Config.Values {
-			pos[fmt.Sprint(v)] = i
-		}
-		sort.SliceStable(steps, func(i, j int) bool { return pos[steps[i].Partition.Key] < pos[steps[j].Partition.Key] })
+		pos := valuePositions(m)
+		slices.SortStableFunc(steps, func(a, b Step) int { return pos[a.Partition.Key] - pos[b.Partition.Key] })
 		return
 	}
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Partition.Start.Before(steps[j].Partition.Start) })
+	byStart := func(a, b Step) int { return a.Partition.Start.Compare(b.Partition.Start) }
+	if !slices.IsSortedFunc(steps, byStart) {
+		slices.SortStableFunc(steps, byStart)
+	}
+}
+
+func valuePositions(m *models.Model) map[string]int {
+	pos := map[string]int{}
+	for i, v := range m.Config.Values {
+		pos[fmt.Sprint(v)] = i
+	}
+	return pos
 }
 
 // Counts returns how many steps each reason has, blocked ones included.
