@@ -13,6 +13,7 @@ package adapters
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/refill/refill/models"
@@ -328,3 +329,22 @@ type Estimate struct {
 	Bytes int64
 	Note  string // where the figures come from
 }
+
+// DirectPublisher is implemented by adapters whose warehouse can compute,
+// check and publish a unit in one transaction, writing its rows once:
+// PublishQuery deletes req.Window from req.Target and inserts the rows of
+// req.Query, failing with an error wrapping ErrOutsideWindow (and writing
+// nothing) when a row lies outside the window; it then groups the inserted
+// rows as SummarizeStage does (with one partition, one group of all the
+// rows with nil bounds may do), asks records for the ledger records of
+// those counts, and writes them before it commits. When records fails,
+// nothing is written and its error is returned. The target must exist.
+// The runner publishes this way only units that need no stage: no audits,
+// no change of the target's columns, not published together.
+type DirectPublisher interface {
+	PublishQuery(ctx context.Context, req StageRequest, partitions int, records func(groups []RowGroup) ([]Record, error)) error
+}
+
+// ErrOutsideWindow reports a row of a direct publication outside its
+// window; the runner stages the unit to say which rows.
+var ErrOutsideWindow = errors.New("a row lies outside the window")

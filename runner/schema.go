@@ -48,6 +48,10 @@ func (e *SchemaError) Error() string {
 // schemaPlan is how a unit's stage relates to its table.
 type schemaPlan struct {
 	change *adapters.SchemaChange
+	// columns are the query's, as Describe named them; exists says the
+	// target table exists.
+	columns []adapters.TableColumn
+	exists  bool
 }
 
 // declaredColumns returns m's declared columns in dialect d, or nil.
@@ -250,7 +254,12 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 	if err != nil {
 		return nil, err
 	}
-	return decideSchema(m, rel.String(), cols, declared, target, a.Fit)
+	sp, err := decideSchema(m, rel.String(), cols, declared, target, a.Fit)
+	if err != nil {
+		return nil, err
+	}
+	sp.columns, sp.exists = cols, target != nil
+	return sp, nil
 }
 
 // schemaChanges compares, for each model with on_schema_change: rebuild

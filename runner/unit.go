@@ -2,7 +2,11 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -70,6 +74,15 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
+	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && e.direct(m, sp, scope, len(parts)) {
+		su, err := e.publishDirect(ctx, dp, group, parts, sql, tag, sp, func(rows []int64) []adapters.Record {
+			return e.records(m, parts, fp, rows, attempt, started, marks)
+		})
+		if !errors.Is(err, errStage) && !errors.Is(err, adapters.ErrOutsideWindow) {
+			return su, err
+		}
+		// Staging says what is wrong with the rows, or counts them.
+	}
 	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql,
 		Window: adapters.ModelWindow(m, parts), Tag: tag, Change: sp.change, Rebuild: e.rebuilding(m)})
 	if err != nil {
@@ -124,16 +137,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		drop()
 		return nil, &AuditError{Failures: blocking}
 	}
-	now := e.r.now()
-	records := make([]adapters.Record, len(parts))
-	for i, p := range parts {
-		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fp,
-			Rows: v.rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
-			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
-		if e.incomplete(m, p) {
-			records[i].State = adapters.StatePartial
-		}
-	}
+	records := e.records(m, parts, fp, v.rows, attempt, started, marks)
 	su := &stagedUnit{nodes: group, stage: st, change: sp.change, records: records, attempts: attempt}
 	if keep {
 		return su, nil
@@ -141,11 +145,113 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	st.Tag.Step = "publish"
 	err = a.Publish(ctx, []adapters.Swap{{Stage: st, Records: records, Change: sp.change}})
 	drop()
-	if !sp.change.Empty() {
-		e.columns.forget(st.Target)
+	if !sp.change.Empty() || !sp.exists {
+		e.columns.forget(st.Target) // changed, or created
 	}
 	if err != nil {
 		return nil, err
 	}
 	return su, nil
+}
+
+// records makes the ledger records of a unit's partitions, published now
+// with rows rows each.
+func (e *execution) records(m *models.Model, parts []models.Partition, fp string, rows []int64, attempt int, started time.Time, marks []string) []adapters.Record {
+	now := e.r.now()
+	records := make([]adapters.Record, len(parts))
+	for i, p := range parts {
+		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fp,
+			Rows: rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
+			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
+		if e.incomplete(m, p) {
+			records[i].State = adapters.StatePartial
+		}
+	}
+	return records
+}
+
+// errStage sends a unit down the staged path.
+var errStage = errors.New("the unit needs a stage")
+
+// direct reports whether a unit of m of n partitions is published without
+// a stage (adapters.DirectPublisher): nothing needs to read its rows before
+// they are published (audits, or models published together reading them),
+// its table exists and keeps its columns, and it reads neither its own
+// table nor overlays. And it pays: a batch is written once instead of
+// twice; a unit of one partition saves two statements and a commit, but
+// its query then computes inside the publishing transaction, one at a time,
+// so only when the run computes one unit at a time anyway (docs/benchmarks.md
+// has the figures).
+func (e *execution) direct(m *models.Model, sp *schemaPlan, scope *models.Scope, n int) bool {
+	return len(m.Config.Audits) == 0 && sp.exists && sp.change.Empty() && !e.rebuilding(m) &&
+		!m.Config.Self && scope == e.r.Scope && (n > 1 || e.opts.Concurrency == 1)
+}
+
+// publishDirect publishes a unit without a stage, writing its rows once.
+// It returns an error wrapping errStage or adapters.ErrOutsideWindow when
+// the unit must be staged instead (which then says exactly what is wrong).
+func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublisher, group []*node, parts []models.Partition,
+	sql string, tag adapters.Tag, sp *schemaPlan, records func(rows []int64) []adapters.Record) (*stagedUnit, error) {
+	m := group[0].step.Model
+	w := adapters.ModelWindow(m, parts)
+	if !w.Whole() {
+		i := slices.IndexFunc(sp.columns, func(c adapters.TableColumn) bool { return strings.EqualFold(c.Name, w.Column) })
+		if i < 0 {
+			return nil, errStage
+		}
+		if err := checkWindowType(m, w, sp.columns[i].Type); err != nil {
+			return nil, err
+		}
+	}
+	var recs []adapters.Record
+	tag.Step = "publish"
+	err := dp.PublishQuery(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql, Window: w, Tag: tag}, len(parts),
+		func(groups []adapters.RowGroup) ([]adapters.Record, error) {
+			rows, ok := groupRows(m, parts, groups)
+			if !ok {
+				return nil, errStage
+			}
+			recs = records(rows)
+			return recs, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.counts[m.Name] == nil {
+		e.counts[m.Name] = map[string]int64{}
+	}
+	for _, r := range recs {
+		e.counts[m.Name][r.Partition] = r.Rows
+	}
+	e.mu.Unlock()
+	return &stagedUnit{nodes: group, records: recs, attempts: recs[0].Attempts}, nil
+}
+
+// groupRows counts the rows of each of parts from groups of rows (see
+// adapters.RowGroup; a group without bounds, of a unit of one partition,
+// is its rows); ok is false when a group straddles partitions or lies
+// outside them.
+func groupRows(m *models.Model, parts []models.Partition, groups []adapters.RowGroup) ([]int64, bool) {
+	rows := make([]int64, len(parts))
+	if m.Kind() == models.WholeTable || len(parts) == 1 && len(groups) == 1 && groups[0].Lo == nil {
+		for _, g := range groups {
+			rows[0] += g.Rows
+		}
+		return rows, true
+	}
+	index := make(map[string]int, len(parts))
+	for i, p := range parts {
+		index[p.Key] = i
+	}
+	for _, g := range groups {
+		lo, err1 := partitionOf(m, g.Lo)
+		hi, err2 := partitionOf(m, g.Hi)
+		i, in := index[lo]
+		if err1 != nil || err2 != nil || lo != hi || !in {
+			return nil, false
+		}
+		rows[i] += g.Rows
+	}
+	return rows, true
 }

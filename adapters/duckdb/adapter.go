@@ -55,7 +55,19 @@ type Adapter struct {
 	schemas  map[string]bool
 	seq      atomic.Int64
 	suffix   string
+	// stages is the in-memory database staging tables live in (see
+	// stageRelation); "" for a read-only adapter. catalog is the name of
+	// the database file's own catalog, which views there refer to.
+	stages, catalog string
+	// targets remembers, under swap, the tables the publications of the
+	// run targetsRun created or found: its later swaps into one skip
+	// creating it.
+	targets    map[string]bool
+	targetsRun string
 }
+
+// stageCatalog is the name of the in-memory database that holds stages.
+const stageCatalog = "refill_stages"
 
 var _ adapters.Adapter = (*Adapter)(nil)
 
@@ -98,10 +110,53 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	b := make([]byte, 3)
 	rand.Read(b)
 	a := &Adapter{db: db, cfg: cfg, suffix: hex.EncodeToString(b)}
+	if !cfg.ReadOnly {
+		if err := a.attachStages(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	if !cfg.ReadOnly && cfg.Path != "" {
 		a.holder = writeHolderNote(cfg.Path, cfg.Holder)
 	}
 	return a, nil
+}
+
+// attachStages attaches an in-memory database for staging tables. A stage
+// is computed, verified and audited there and copied into its target in
+// the publishing transaction: its rows never reach the database file's
+// write-ahead log, creating and dropping it commits nothing to disk, and a
+// crashed run leaves no stage behind.
+func (a *Adapter) attachStages(ctx context.Context) error {
+	stmts := []string{
+		"ATTACH ':memory:' AS " + a.d.QuoteIdent(stageCatalog),
+		"CREATE SCHEMA " + models.Relation{Database: stageCatalog, Name: a.cfg.StageSchema}.Quote(a.d),
+	}
+	for _, q := range stmts {
+		if err := a.run(ctx, q); err != nil {
+			return fmt.Errorf("attaching the staging database: %w", err)
+		}
+	}
+	if err := a.db.QueryRowContext(ctx, "SELECT current_database()").Scan(&a.catalog); err != nil {
+		return err
+	}
+	a.stages = stageCatalog
+	return nil
+}
+
+// stageRelation names a new staging table, swap table or overlay view of
+// kind for target: in the in-memory staging database when attached.
+func (a *Adapter) stageRelation(target models.Relation, kind, runID string) models.Relation {
+	return models.Relation{Database: a.stages, Schema: a.cfg.StageSchema, Name: a.newName(target, kind, runID)}
+}
+
+// qualified names r with the database file's catalog, for views in the
+// staging database.
+func (a *Adapter) qualified(r models.Relation) models.Relation {
+	if r.Database == "" && a.stages != "" {
+		r.Database = a.catalog
+	}
+	return r
 }
 
 // openError turns DuckDB's lock conflict into an *adapters.LockedError.

@@ -23,8 +23,8 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 	if len(stages) > 0 {
 		runID = stages[0].Tag.RunID
 	}
-	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(target, adapters.KindOverlay, runID)}
-	return view, a.run(ctx, OverlaySQL(a.d, view, target, exists, stages))
+	view := a.stageRelation(target, adapters.KindOverlay, runID)
+	return view, a.run(ctx, OverlaySQL(a.d, view, a.qualified(target), exists, stages))
 }
 
 // OverlaySQL renders the CREATE VIEW of Overlay.

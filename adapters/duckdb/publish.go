@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -15,19 +16,36 @@ import (
 func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.exec(ctx, PublishStatements(a.d, a.cfg.LedgerSchema, swaps)...)
+	if run := swaps[0].Stage.Tag.RunID; a.targets == nil || run != a.targetsRun {
+		a.targets, a.targetsRun = map[string]bool{}, run
+	}
+	err := a.exec(ctx, publishStatements(a.d, a.cfg.LedgerSchema, swaps, a.targets)...)
+	for _, sw := range swaps {
+		// A failed swap may have met a table dropped behind refill's back:
+		// check again next time.
+		a.targets[sw.Stage.Target.String()] = err == nil
+	}
+	return err
 }
 
 // PublishStatements renders the statements of one Publish transaction.
 func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap) []string {
+	return publishStatements(d, ledgerSchema, swaps, nil)
+}
+
+// publishStatements renders a Publish, without creating the targets in
+// known, which earlier swaps of this adapter created or found.
+func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, known map[string]bool) []string {
 	var stmts []string
 	for _, sw := range swaps {
 		st := sw.Stage
 		target, stage := st.Target.Quote(d), st.Relation.Quote(d)
-		if st.Target.Schema != "" {
-			stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+d.QuoteIdent(st.Target.Schema))
+		if !known[st.Target.String()] {
+			if st.Target.Schema != "" {
+				stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+d.QuoteIdent(st.Target.Schema))
+			}
+			stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s AS SELECT * FROM %s LIMIT 0", target, stage))
 		}
-		stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s AS SELECT * FROM %s LIMIT 0", target, stage))
 		stmts = append(stmts, AlterStatements(d, st.Target, sw.Change)...)
 		stmts = append(stmts,
 			fmt.Sprintf("DELETE FROM %s WHERE %s", target, st.Window.Predicate(d)),
@@ -63,6 +81,7 @@ func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
+	delete(a.targets, target.String())
 	return a.exec(ctx, RebuildStatements(a.d, a.cfg.LedgerSchema, a.resolve(target), stages, records, columns)...)
 }
 
@@ -84,4 +103,96 @@ func RebuildStatements(d Dialect, ledgerSchema string, target models.Relation, s
 		stmts = append(stmts, recordStatements(d, ledgerSchema, records)...)
 	}
 	return stmts
+}
+
+var _ adapters.DirectPublisher = (*Adapter)(nil)
+
+// outsideMarker is the message of the error() that stops an insert at
+// the first row outside the window.
+const outsideMarker = "refill: a row lies outside the window"
+
+// PublishQuery publishes req without a stage: in one transaction it
+// deletes the window, inserts the query's rows (an error() stops it at the
+// first row outside the window), counts the inserted rows per hour or
+// value of the partition column, and writes the records made from the
+// counts. The rows are written once, and the unit commits once.
+func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, partitions int, records func([]adapters.RowGroup) ([]adapters.Record, error)) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	d := a.d
+	target, w := req.Target.Quote(d), req.Window
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	exec := func(q string) error {
+		a.log(q)
+		_, err := tx.ExecContext(ctx, q)
+		return err
+	}
+	if err := exec(fmt.Sprintf("DELETE FROM %s WHERE %s", target, w.Predicate(d))); err != nil {
+		return err
+	}
+	insert := fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM (\n%s\n) AS refill_query", target, req.Query)
+	if !w.Whole() {
+		insert += fmt.Sprintf("\nWHERE CASE WHEN coalesce(%s, FALSE) THEN TRUE ELSE error(%s) END", w.Predicate(d), d.QuoteString(outsideMarker))
+	}
+	a.log(insert)
+	res, err := tx.ExecContext(ctx, insert)
+	if err != nil {
+		if strings.Contains(err.Error(), outsideMarker) {
+			return fmt.Errorf("%w: %v", adapters.ErrOutsideWindow, err)
+		}
+		return err
+	}
+	var groups []adapters.RowGroup
+	if partitions == 1 {
+		// Every row inserted is in the one partition.
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		groups = []adapters.RowGroup{{Rows: n}}
+	} else if groups, err = a.countWindow(ctx, tx, req); err != nil {
+		return err
+	}
+	recs, err := records(groups)
+	if err != nil {
+		return err
+	}
+	for _, q := range recordStatements(d, a.cfg.LedgerSchema, recs) {
+		if err := exec(q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// countWindow groups the rows of req's window in its target per hour or
+// value of the partition column.
+func (a *Adapter) countWindow(ctx context.Context, tx *sql.Tx, req adapters.StageRequest) ([]adapters.RowGroup, error) {
+	d, w, target := a.d, req.Window, req.Target.Quote(a.d)
+	col := d.QuoteIdent(w.Column)
+	count := fmt.Sprintf("SELECT count(*), NULL, NULL FROM %s", target)
+	switch {
+	case w.Values != nil:
+		count = fmt.Sprintf("SELECT count(*), %s, %s FROM %s WHERE %s GROUP BY %s", col, col, target, w.Predicate(d), col)
+	case !w.Whole():
+		count = fmt.Sprintf("SELECT count(*), min(%s), max(%s) FROM %s WHERE %s GROUP BY date_trunc('hour', %s)", col, col, target, w.Predicate(d), col)
+	}
+	a.log(count)
+	rows, err := tx.QueryContext(ctx, count)
+	if err != nil {
+		return nil, err
+	}
+	res, err := adapters.ScanRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	groups := make([]adapters.RowGroup, len(res.Rows))
+	for i, row := range res.Rows {
+		groups[i] = adapters.RowGroup{Rows: adapters.Int(row[0]), Lo: row[1], Hi: row[2]}
+	}
+	return groups, nil
 }

@@ -11,10 +11,12 @@ import (
 // Stage creates a staging table from req.Query: CREATE TABLE ... AS, which
 // DuckDB runs atomically, so a failed stage leaves nothing behind.
 func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapters.Stage, error) {
-	if err := a.ensureSchema(ctx, a.cfg.StageSchema); err != nil {
-		return nil, err
+	if a.stages == "" {
+		if err := a.ensureSchema(ctx, a.cfg.StageSchema); err != nil {
+			return nil, err
+		}
 	}
-	rel := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(req.Target, adapters.KindStage, req.Tag.RunID)}
+	rel := a.stageRelation(req.Target, adapters.KindStage, req.Tag.RunID)
 	if err := a.run(ctx, createStageSQL(a.d, rel, req.Query)); err != nil {
 		return nil, err
 	}
@@ -40,10 +42,12 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 	return a.run(ctx, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
 }
 
-// CleanStages drops the stages and overlay views of runs dead reports.
+// CleanStages drops the stages and overlay views of runs dead reports,
+// in the staging database and in the stage schema of the database file
+// (where earlier versions of refill staged).
 func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
 	rows, err := a.db.QueryContext(ctx,
-		"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name",
+		"SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name",
 		a.cfg.StageSchema)
 	if err != nil {
 		return err
@@ -53,14 +57,18 @@ func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bo
 		return err
 	}
 	for _, row := range res.Rows {
-		name, _ := row[0].(string)
+		catalog, _ := row[0].(string)
+		name, _ := row[1].(string)
 		token, ok := adapters.StageRun(name)
-		if !ok || !dead(token) {
+		if !ok || !dead(token) || catalog != a.catalog && catalog != a.stages {
 			continue
 		}
 		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}
+		if catalog == a.stages {
+			rel.Database = a.stages
+		}
 		kind := "TABLE"
-		if row[1] == "VIEW" {
+		if row[2] == "VIEW" {
 			kind = "VIEW"
 		}
 		if err := a.run(ctx, "DROP "+kind+" IF EXISTS "+rel.Quote(a.d)); err != nil {

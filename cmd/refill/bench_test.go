@@ -21,34 +21,41 @@ import (
 	"github.com/refill/refill/runner"
 )
 
-const (
-	benchRows = 10_000_000
-	benchDays = 365
-)
+const benchDays = 365
 
-// benchModel is one day of the generated source, lightly transformed.
+// benchModel is one day of a generated source, lightly transformed; batch:
+// is added for the models run in batch mode.
 const benchModel = `/* refill
 partition_by: d
 grain: day
-start: 2024-01-01
+start: 2024-01-01%s
 */
 SELECT id, d, user_id, amount * 1.1 AS amount
-FROM {{ source("src.events") }}
+FROM {{ source("src.%s") }}
 WHERE d >= {{ start }} AND d < {{ end }}`
 
-// BenchmarkBackfill compares, on one DuckDB file with a 10-million-row
-// source over 365 days, in one run:
+// BenchmarkBackfill compares refill with hand-written SQL on one DuckDB
+// file, backfilling the 365 days of 2024 from a source of
+// REFILL_BENCH_ROWS rows (default 10 million), in interleaved rounds
+// (REFILL_BENCH_ROUNDS, default 3: c d a1 a b ..., every variant once per
+// round) and reports each variant's median and the ratios:
 //
-//	(a) refill, one partition at a time (concurrency 1, and the default 2)
-//	(b) refill in batch mode: one statement for the whole range
-//	(c) by hand: one INSERT ... SELECT over the whole range
-//	(d) by hand: a loop of one DELETE+INSERT transaction per day
+//	(a1) refill, one partition at a time (--concurrency 1)
+//	(a)  refill, one partition at a time at the default concurrency
+//	(b)  refill in batch mode: one unit of the whole year
+//	(c)  by hand: one INSERT ... SELECT over the whole year
+//	(d)  by hand: a loop of one DELETE+INSERT transaction per day
 //
-// and reports a/d, b/c and refill's own overhead per partition.
+// once with the rows spread over the year in id order (each day's query
+// scans the whole source) and once with the source sorted by day (each
+// day's query is cheap, so fixed costs show); and (f) the fixed cost of a
+// run: a 365-day batch from a 3,650-row source against the hand-written
+// INSERT ... SELECT of it.
 func BenchmarkBackfill(b *testing.B) {
 	if testing.Short() {
-		b.Skip("writes 10 million rows several times")
+		b.Skip("writes millions of rows many times")
 	}
+	rows, rounds := envInt(b, "REFILL_BENCH_ROWS", 10_000_000), envInt(b, "REFILL_BENCH_ROUNDS", 3)
 	ctx := context.Background()
 	dir := b.TempDir()
 	a, err := duckdb.Open(ctx, duckdb.Config{Path: filepath.Join(dir, "bench.duckdb")})
@@ -63,89 +70,126 @@ func BenchmarkBackfill(b *testing.B) {
 		}
 	}
 	mustExec("CREATE SCHEMA src")
-	mustExec(fmt.Sprintf(`CREATE TABLE src.events AS SELECT range AS id, DATE '2024-01-01' + CAST(range %% %d AS INTEGER) AS d,
-		range %% 100000 AS user_id, CAST(range %% 997 AS DOUBLE) / 10 AS amount FROM range(%d)`, benchDays, benchRows))
+	gen := func(table string, n int, order string) {
+		mustExec(fmt.Sprintf(`CREATE TABLE src.%s AS SELECT range AS id, DATE '2024-01-01' + CAST(range %% %d AS INTEGER) AS d,
+			range %% 100000 AS user_id, CAST(range %% 997 AS DOUBLE) / 10 AS amount FROM range(%d) %s`, table, benchDays, n, order))
+	}
+	gen("events", rows, "")
+	gen("sorted", rows, "ORDER BY d, id")
+	gen("small", 10*benchDays, "")
 	fsys := fstest.MapFS{"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")}}
-	for _, name := range []string{"per_partition", "per_partition_c2", "batched"} {
-		fsys["models/"+name+".sql"] = &fstest.MapFile{Data: []byte(benchModel)}
+	for _, src := range []string{"events", "sorted", "small"} {
+		fsys["models/"+src+".sql"] = &fstest.MapFile{Data: []byte(fmt.Sprintf(benchModel, "", src))}
+		fsys["models/"+src+"_batched.sql"] = &fstest.MapFile{Data: []byte(fmt.Sprintf(benchModel, "\nbatch: 365", src))}
 	}
 	p, err := models.Load(fsys, models.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	r := &runner.Runner{Project: p, Target: "dev", Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: "main"}}
-	sel := func(model string) runner.Selection {
-		return runner.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
+	body := func(src string) string { return "SELECT id, d, user_id, amount * 1.1 AS amount FROM src." + src }
+	// Each variant writes its own table, recreated before it runs.
+	fresh := func(table, src string) {
+		mustExec("DROP TABLE IF EXISTS main." + table)
+		mustExec(fmt.Sprintf("CREATE TABLE main.%s AS %s LIMIT 0", table, body(src)))
 	}
-	refill := func(model string, opts runner.RunOptions) time.Duration {
-		plan, err := r.Plan(ctx, sel(model))
-		if err != nil {
-			b.Fatal(err)
+	// refill runs model (src, or src_batched) into its table.
+	refill := func(model string, opts runner.RunOptions) func() time.Duration {
+		return func() time.Duration {
+			mustExec("DROP TABLE IF EXISTS main." + model)
+			if _, err := db.Exec("DELETE FROM refill.partitions WHERE model = '" + model + "'"); err != nil && !strings.Contains(err.Error(), "does not exist") {
+				b.Fatal(err)
+			}
+			plan, err := r.Plan(ctx, runner.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)})
+			if err != nil || len(plan.Steps) != benchDays {
+				b.Fatalf("%s: %v, %d steps", model, err, len(plan.Steps))
+			}
+			start := time.Now()
+			s, err := r.Run(ctx, plan, opts)
+			if err != nil || s.Failed > 0 || s.Succeeded != benchDays {
+				b.Fatalf("%s: %+v %v", model, s, err)
+			}
+			// The partitions of one unit share its duration.
+			units := map[time.Duration]bool{}
+			for _, p := range s.Partitions {
+				units[p.Duration] = true
+			}
+			if batched := strings.HasSuffix(model, "_batched"); batched != (len(units) == 1) {
+				b.Fatalf("%s ran in %d units", model, len(units))
+			}
+			return time.Since(start)
 		}
-		if len(plan.Steps) != benchDays {
-			b.Fatalf("%s: %d steps", model, len(plan.Steps))
-		}
-		start := time.Now()
-		s, err := r.Run(ctx, plan, opts)
-		if err != nil || s.Failed > 0 || s.Succeeded != benchDays {
-			b.Fatalf("%s: %+v %v", model, s, err)
-		}
-		return time.Since(start)
 	}
-	body := "SELECT id, d, user_id, amount * 1.1 AS amount FROM src.events"
-	var ta, ta2, tb, tc, td time.Duration
-	for b.Loop() {
-		for _, t := range []string{"main.hand_once", "main.hand_loop", "main.per_partition", "main.per_partition_c2", "main.batched"} {
-			mustExec("DROP TABLE IF EXISTS " + t)
+	once := func(src string) func() time.Duration {
+		return func() time.Duration {
+			fresh(src+"_once", src)
+			start := time.Now()
+			mustExec(body2insert("main."+src+"_once", body(src), "2024-01-01", "2024-12-31"))
+			return time.Since(start)
 		}
-		mustExec("DROP SCHEMA IF EXISTS refill CASCADE")
-		// (c) one INSERT ... SELECT over the whole range.
-		mustExec("CREATE TABLE main.hand_once AS " + body + " LIMIT 0")
-		start := time.Now()
-		mustExec(body2insert("main.hand_once", body, "2024-01-01", "2024-12-31"))
-		tc = time.Since(start)
-		// (d) a DELETE+INSERT transaction per day.
-		mustExec("CREATE TABLE main.hand_loop AS " + body + " LIMIT 0")
-		start = time.Now()
-		day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-		for i := 0; i < benchDays; i++ {
-			from, to := day.Format("2006-01-02"), day.AddDate(0, 0, 1).Format("2006-01-02")
-			tx, err := db.Begin()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := tx.Exec(fmt.Sprintf("DELETE FROM main.hand_loop WHERE d >= DATE '%s' AND d < DATE '%s'", from, to)); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := tx.Exec(body2insert("main.hand_loop", body, from, to)); err != nil {
-				b.Fatal(err)
-			}
-			if err := tx.Commit(); err != nil {
-				b.Fatal(err)
-			}
-			day = day.AddDate(0, 0, 1)
-		}
-		td = time.Since(start)
-		ta = refill("per_partition", runner.RunOptions{Concurrency: 1})
-		ta2 = refill("per_partition_c2", runner.RunOptions{})
-		tb = refill("batched", runner.RunOptions{Batch: benchDays})
 	}
+	loop := func(src string) func() time.Duration {
+		return func() time.Duration {
+			fresh(src+"_loop", src)
+			start := time.Now()
+			day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+			for i := 0; i < benchDays; i++ {
+				from, to := day.Format("2006-01-02"), day.AddDate(0, 0, 1).Format("2006-01-02")
+				tx, err := db.Begin()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tx.Exec(fmt.Sprintf("DELETE FROM main.%s_loop WHERE d >= DATE '%s' AND d < DATE '%s'", src, from, to)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tx.Exec(body2insert("main."+src+"_loop", body(src), from, to)); err != nil {
+					b.Fatal(err)
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				day = day.AddDate(0, 0, 1)
+			}
+			return time.Since(start)
+		}
+	}
+	var vs []variant
+	for _, src := range []string{"events", "sorted"} {
+		vs = append(vs,
+			variant{src + "/c", once(src)},
+			variant{src + "/d", loop(src)},
+			variant{src + "/a1", refill(src, runner.RunOptions{Concurrency: 1})},
+			variant{src + "/a", refill(src, runner.RunOptions{})},
+			variant{src + "/b", refill(src+"_batched", runner.RunOptions{})},
+		)
+	}
+	vs = append(vs, variant{"small/c", once("small")}, variant{"small/b", refill("small_batched", runner.RunOptions{})})
+	med := interleave(b, rounds, vs)
 	// The same work: every variant holds the same rows.
-	want := checksum(b, db, "main.hand_once")
-	for _, t := range []string{"main.hand_loop", "main.per_partition", "main.per_partition_c2", "main.batched"} {
-		if got := checksum(b, db, t); got != want {
-			b.Fatalf("%s holds %s, want %s", t, got, want)
+	for _, src := range []string{"events", "sorted", "small"} {
+		want := checksum(b, db, "main."+src+"_once")
+		for _, t := range []string{src + "_loop", src, src + "_batched"} {
+			if src == "small" && t != "small_batched" {
+				continue
+			}
+			if got := checksum(b, db, "main."+t); got != want {
+				b.Fatalf("%s holds %s, want %s", t, got, want)
+			}
 		}
 	}
-	b.ReportMetric(ta.Seconds(), "a-refill-per-partition-s")
-	b.ReportMetric(ta2.Seconds(), "a2-refill-per-partition-concurrency2-s")
-	b.ReportMetric(tb.Seconds(), "b-refill-batch-s")
-	b.ReportMetric(tc.Seconds(), "c-hand-insert-select-s")
-	b.ReportMetric(td.Seconds(), "d-hand-loop-s")
-	b.ReportMetric(ta.Seconds()/td.Seconds(), "a/d")
-	b.ReportMetric(ta2.Seconds()/td.Seconds(), "a2/d")
-	b.ReportMetric(tb.Seconds()/tc.Seconds(), "b/c")
-	b.ReportMetric(float64((ta-td).Microseconds())/benchDays/1000, "overhead-ms/partition")
+	ratio := func(x, y string) float64 { return med[x].Seconds() / med[y].Seconds() }
+	for _, src := range []string{"events", "sorted"} {
+		for _, v := range []string{"a1", "a", "b", "c", "d"} {
+			b.ReportMetric(med[src+"/"+v].Seconds(), src+"/"+v+"-s")
+		}
+		b.ReportMetric(ratio(src+"/a1", src+"/d"), src+"/a1/d")
+		b.ReportMetric(ratio(src+"/a", src+"/d"), src+"/a/d")
+		b.ReportMetric(ratio(src+"/b", src+"/c"), src+"/b/c")
+		b.ReportMetric(float64((med[src+"/a1"]-med[src+"/d"]).Microseconds())/benchDays/1000, src+"/overhead-ms/partition")
+	}
+	b.ReportMetric(med["small/b"].Seconds()*1000, "small/b-ms")
+	b.ReportMetric(med["small/c"].Seconds()*1000, "small/c-ms")
+	b.ReportMetric(float64((med["small/b"]-med["small/c"]).Microseconds())/1000, "fixed-cost-ms")
 	b.ReportMetric(0, "ns/op") // the figures above are the result
 }
 

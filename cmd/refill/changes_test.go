@@ -113,7 +113,7 @@ func TestFullRefreshKilledLeavesTheOldTable(t *testing.T) {
 		// each stage's CREATE), before the table is replaced.
 		cmd, lines, _ := startRun(t, bin, "--project", dir, "run", "m", "--full-refresh", crashNow, "--var", "k=2", "--var", "work=2000000",
 			"--concurrency", "2", "--verbose")
-		waitFor(t, lines, `CREATE TABLE "refill_stage"`, 5+20*trial)
+		waitFor(t, lines, `CREATE TABLE "refill_stages"."refill_stage"`, 5+20*trial)
 		cmd.Process.Signal(syscall.SIGKILL)
 		if code := exitCodeOf(cmd); code != -1 {
 			t.Fatalf("the full refresh finished before the kill (exit %d)", code)

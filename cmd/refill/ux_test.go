@@ -90,7 +90,7 @@ func TestVerboseShowsSQLWithSecretsRedacted(t *testing.T) {
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	r := mustRefill(t, dir, "run", "staging.orders", "--partitions", "2024-01-02", now, "--verbose", "--var", "note=hunter2-secret")
-	if !strings.Contains(r.stderr, "-- sql\nCREATE TABLE \"refill_stage\".") || !strings.Contains(r.stderr, "DELETE FROM \"staging\".\"orders\"") {
+	if !strings.Contains(r.stderr, "-- sql\nCREATE TABLE \"refill_stages\".\"refill_stage\".") || !strings.Contains(r.stderr, "DELETE FROM \"staging\".\"orders\"") {
 		t.Errorf("--verbose does not show the statements:\n%s", r.stderr)
 	}
 	// A DSN's password never appears, not even in a connection error.

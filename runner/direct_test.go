@@ -1,0 +1,108 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/runner"
+)
+
+// stageCounter counts the stages an adapter makes, per model.
+type stageCounter struct {
+	*duckdb.Adapter
+	mu     sync.Mutex
+	stages map[string]int
+}
+
+func (s *stageCounter) Stage(ctx context.Context, req adapters.StageRequest) (*adapters.Stage, error) {
+	s.mu.Lock()
+	s.stages[req.Model.Name]++
+	s.mu.Unlock()
+	return s.Adapter.Stage(ctx, req)
+}
+
+// TestDirectPublication runs the example shop one partition at a time,
+// where models without audits are published without a stage (their rows
+// written once, adapters.DirectPublisher), and again with the default
+// concurrency, where everything is staged: the tables and row counts are
+// the same.
+func TestDirectPublication(t *testing.T) {
+	queries := []string{
+		// (Sums of doubles are rounded: their order varies.)
+		"SELECT month_start, orders, round(revenue, 6), days FROM marts.monthly_revenue ORDER BY ALL",
+		"SELECT day, round(revenue_7d, 6), orders_7d FROM marts.rolling_revenue ORDER BY ALL",
+		"SELECT region, orders, round(revenue, 6) FROM marts.revenue_by_region ORDER BY ALL",
+		"SELECT model, partition_key, state, row_count FROM refill.partitions ORDER BY ALL",
+	}
+	same := func(a, b *env, how string) {
+		t.Helper()
+		for _, q := range queries {
+			if got, want := fmt.Sprint(a.query(q)), fmt.Sprint(b.query(q)); got != want {
+				t.Errorf("%s: %s differs:\n%.2000s\nstaged:\n%.2000s", how, q, got, want)
+			}
+		}
+	}
+	direct := newEnv(t, nil)
+	sc := &stageCounter{Adapter: direct.db, stages: map[string]int{}}
+	direct.runner = direct.with(sc)
+	if s := direct.run(runner.Selection{}, runner.RunOptions{Concurrency: 1}); s.Failed > 0 {
+		t.Fatalf("%+v", s)
+	}
+	// The first unit of a model creates its table from its stage; the
+	// others need none, unless the model has audits (staging.orders: 18
+	// batches of 7 days).
+	for model, want := range map[string]int{"marts.monthly_revenue": 1, "marts.rolling_revenue": 1, "staging.orders": 18} {
+		if got := sc.stages[model]; got != want {
+			t.Errorf("%s: %d stages, want %d", model, got, want)
+		}
+	}
+	staged := newEnv(t, nil)
+	staged.run(runner.Selection{}, runner.RunOptions{})
+	same(direct, staged, "published directly")
+	// A batch is published directly too, and counted per partition.
+	n := sc.stages["marts.rolling_revenue"]
+	direct.run(runner.Selection{Select: []string{"marts.rolling_revenue"}, Mode: runner.ModeAll}, runner.RunOptions{Concurrency: 1, Batch: 30})
+	if sc.stages["marts.rolling_revenue"] != n {
+		t.Errorf("the batches of rolling_revenue were staged")
+	}
+	same(direct, staged, "published directly in batches")
+}
+
+// TestDirectPublicationOutsideWindow: a unit published without a stage
+// whose query returns a row outside its window fails as a staged one does,
+// saying how many rows and which, and changes nothing.
+func TestDirectPublicationOutsideWindow(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run(runner.Selection{}, runner.RunOptions{})
+	before := fmt.Sprint(e.query("SELECT * FROM marts.monthly_revenue ORDER BY ALL"))
+	// The same columns, a month late.
+	sql := string(e.fsys["models/marts/monthly_revenue.sql"].Data)
+	at := strings.Index(sql, "SELECT")
+	e.fsys["models/marts/monthly_revenue.sql"].Data = []byte(sql[:at] + "SELECT CAST(month_start + INTERVAL 1 MONTH AS DATE) AS month_start, orders, revenue, days FROM (\n" + sql[at:] + "\n) AS shifted")
+	e.load()
+	sc := &stageCounter{Adapter: e.db, stages: map[string]int{}}
+	e.runner = e.with(sc)
+	s := e.run(runner.Selection{Select: []string{"marts.monthly_revenue"}, Partitions: []string{"2024-02"}}, runner.RunOptions{Concurrency: 1})
+	if s.Failed != 1 {
+		t.Fatalf("%+v", s)
+	}
+	var ve *runner.VerifyError
+	if err := s.Partitions[0].Err; !errors.As(err, &ve) || ve.Outside != 1 || ve.Total != 1 || ve.Example != "2024-03-01" {
+		t.Errorf("the error is %v (%#v)", err, ve)
+	}
+	if sc.stages["marts.monthly_revenue"] != 1 {
+		t.Errorf("the failed unit was staged %d times, want once (to say what is wrong)", sc.stages["marts.monthly_revenue"])
+	}
+	if after := fmt.Sprint(e.query("SELECT * FROM marts.monthly_revenue ORDER BY ALL")); before != after {
+		t.Errorf("a failed direct publication changed the table:\n%s\n%s", before, after)
+	}
+	if r := e.records("marts.monthly_revenue")["2024-02"]; r.State != adapters.StateFailed || r.Rows != 1 {
+		t.Errorf("the failed partition's record: %+v", r)
+	}
+}
