@@ -151,11 +151,12 @@ type Lease struct {
 }
 
 // RecordSummary sums up one model's ledger records whose windows start in
-// one calendar month (UTC), or, with a zero Month, its records without a
-// window (list and whole-table partitions).
+// one bucket: a calendar month (UTC), or a calendar year before the query's
+// Yearly; with a zero Bucket, its records without a window (list and
+// whole-table partitions).
 type RecordSummary struct {
 	Model   string
-	Month   time.Time
+	Bucket  time.Time // the bucket's first instant
 	Records int64
 	Done    int64 // records in state done
 	Pending int64 // records in state pending
@@ -178,6 +179,10 @@ type RecordSummary struct {
 // SummaryQuery asks for summaries of the records of Models.
 type SummaryQuery struct {
 	Models []string
+	// Yearly, a year's first instant, makes the buckets of older windows
+	// calendar years rather than months, so that summaries grow slowly
+	// with history; zero means months throughout.
+	Yearly time.Time
 	// Self names the models among them that read their own past.
 	Self []string
 	// Edges are dependencies whose partitions pair up on their windows:

@@ -292,7 +292,8 @@ const summaryColumns = 11
 
 // SummarizeSQL renders the query behind LedgerSummarizer.SummarizePartitions
 // over table, the partitions table: month renders the dialect's
-// expression for the first instant of a timestamp's month (NULL for NULL).
+// expression for the first instant of a timestamp's bucket (see
+// RecordSummary; NULL for NULL).
 // Records of the models in q.Self are numbered with a window function (lag)
 // to count SelfStale; the others are not sorted.
 func SummarizeSQL(d models.Dialect, table string, month func(string) string, sq SummaryQuery) string {
@@ -367,7 +368,7 @@ func StaleSQL(d models.Dialect, table string, month func(string) string, trunc f
 func AddStale(sums []RecordSummary, res *Result) {
 	at := map[string]int{}
 	for i, s := range sums {
-		at[s.Model+"\x00"+s.Month.String()] = i
+		at[s.Model+"\x00"+s.Bucket.String()] = i
 	}
 	for _, row := range res.Rows {
 		if i, ok := at[str(row[0])+"\x00"+when(row[1]).String()]; ok {
@@ -416,7 +417,7 @@ func SummariesFromResult(res *Result) ([]RecordSummary, error) {
 		if len(row) != summaryColumns {
 			return nil, fmt.Errorf("summary row has %d columns, want %d", len(row), summaryColumns)
 		}
-		out = append(out, RecordSummary{Model: str(row[0]), Month: when(row[1]), Records: Int(row[2]), Done: Int(row[3]),
+		out = append(out, RecordSummary{Model: str(row[0]), Bucket: when(row[1]), Records: Int(row[2]), Done: Int(row[3]),
 			Pending: Int(row[4]), MinFingerprint: str(row[5]), MaxFingerprint: str(row[6]), MinStarted: when(row[7]),
 			MaxPublished: when(row[8]), Rows: Int(row[9]), SelfStale: Int(row[10])})
 	}

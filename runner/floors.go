@@ -9,14 +9,15 @@ import (
 
 // A plan over years of history reads the ledger in two steps when the
 // adapter can summarize it (adapters.LedgerSummarizer). First it reads one
-// summary per model and month. A month whose summary proves every partition
+// summary per model and bucket: a calendar month, or a calendar year for
+// windows before last year. A bucket whose summary proves every partition
 // of the model in it done, built by the current version, and built after
 // every upstream partition it reads was last published needs no record:
-// the plan starts each model at its floor, the first month it cannot prove
+// the plan starts each model at its floor, the first bucket it cannot prove
 // so, and reads only the records that partitions from there on, and the
 // partitions that reading them may reach, look at. An hourly run with
-// nothing to do reads O(models × months) summary rows and the records of
-// the last month or two, not every record.
+// nothing to do reads O(models × (years + months)) summary rows and the
+// records of the last month or so, not every record.
 
 // never is the floor of a model none of whose partitions need a look.
 var never = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -44,7 +45,7 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 	for _, s := range sums {
 		byModel[s.Model] = append(byModel[s.Model], s)
 	}
-	f := &floorer{sel: sel, scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
+	f := &floorer{sel: sel, yearly: yearly(sel.Now), scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
 		floor: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{}}
 	// Floors and how far back steps may reach, upstream first.
 	for _, m := range p.Graph.Order {
@@ -133,8 +134,8 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 
 // summaryQuery asks for the summaries of every model of p, with the
 // dependencies that pair up on windows (see aligned).
-func summaryQuery(p *models.Project) adapters.SummaryQuery {
-	var q adapters.SummaryQuery
+func summaryQuery(p *models.Project, now time.Time) adapters.SummaryQuery {
+	q := adapters.SummaryQuery{Yearly: yearly(now)}
 	for _, m := range p.Graph.Order {
 		q.Models = append(q.Models, m.Name)
 		if m.Config.Self {
@@ -172,6 +173,7 @@ func aligned(down, up *models.Model) (models.Grain, bool) {
 
 type floorer struct {
 	sel     Selection
+	yearly  time.Time // see adapters.SummaryQuery
 	scope   *models.Scope
 	sums    map[string][]adapters.RecordSummary
 	tables  map[string]*TableFacts
@@ -208,7 +210,7 @@ func (f *floorer) quiet(m *models.Model) bool {
 	}
 	var s *adapters.RecordSummary
 	for i := range f.sums[m.Name] {
-		if f.sums[m.Name][i].Month.IsZero() {
+		if f.sums[m.Name][i].Bucket.IsZero() {
 			s = &f.sums[m.Name][i]
 		}
 	}
@@ -223,28 +225,29 @@ func (f *floorer) quiet(m *models.Model) bool {
 	return true
 }
 
-// timeFloor returns the start of m's first month that its summaries do
-// not prove done and up to date; never when there is none.
+// timeFloor returns the start of m's first bucket (month, or year; see
+// adapters.SummaryQuery) that its summaries do not prove done and up to
+// date; never when there is none.
 func (f *floorer) timeFloor(m *models.Model) time.Time {
 	last, complete := m.LastComplete(f.sel.Now)
 	if f.suspect(m) || !complete {
 		return time.Time{}
 	}
-	byMonth := map[time.Time]*adapters.RecordSummary{}
+	byBucket := map[time.Time]*adapters.RecordSummary{}
 	for i, s := range f.sums[m.Name] {
-		byMonth[s.Month] = &f.sums[m.Name][i]
+		byBucket[s.Bucket] = &f.sums[m.Name][i]
 	}
 	first := m.PartitionAt(m.Config.Start).Start
 	lastPart := m.PartitionAt(last)
 	end := m.Next(lastPart, 1).Start // the first partition not complete yet
-	month := monthOf(first)
-	for ; month.Before(end); month = month.AddDate(0, 1, 0) {
-		next := month.AddDate(0, 1, 0)
+	month := f.bucketOf(first)
+	for ; month.Before(end); month = f.bucketEnd(month) {
+		next := f.bucketEnd(month)
 		if end.Before(next) {
-			return month // the month holds partitions not complete yet
+			return month // the bucket holds partitions not complete yet
 		}
 		n := countStarts(m, first, end, month, next)
-		s := byMonth[month]
+		s := byBucket[month]
 		if n == 0 && s == nil {
 			continue
 		}
@@ -278,8 +281,8 @@ func (f *floorer) timeFloor(m *models.Model) time.Time {
 func (f *floorer) published(up *models.Model, lo, hi time.Time) time.Time {
 	var latest time.Time
 	for _, s := range f.sums[up.Name] {
-		if !hi.IsZero() && up.Kind() == models.TimePartitioned && !s.Month.IsZero() {
-			first, last := startingIn(up, s.Month, s.Month.AddDate(0, 1, 0))
+		if !hi.IsZero() && up.Kind() == models.TimePartitioned && !s.Bucket.IsZero() {
+			first, last := startingIn(up, s.Bucket, f.bucketEnd(s.Bucket))
 			start, _ := up.Extent(first)
 			_, end := up.Extent(last)
 			if !start.Before(hi) || !end.After(lo) {
@@ -325,10 +328,28 @@ func reading(m *models.Model, t time.Time) time.Time {
 	}
 }
 
-// monthOf returns the first instant of t's month in UTC.
-func monthOf(t time.Time) time.Time {
+// bucketOf returns the first instant of the bucket holding t: its month
+// in UTC, or its year before the summaries' yearly.
+func (f *floorer) bucketOf(t time.Time) time.Time {
 	t = t.UTC()
+	if t.Before(f.yearly) {
+		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// bucketEnd returns the end of the bucket starting at b.
+func (f *floorer) bucketEnd(b time.Time) time.Time {
+	if b.Before(f.yearly) {
+		return b.AddDate(1, 0, 0)
+	}
+	return b.AddDate(0, 1, 0)
+}
+
+// yearly returns where a plan at now summarizes by month: the first day
+// of the year before now's. Older windows are summarized by year.
+func yearly(now time.Time) time.Time {
+	return time.Date(now.UTC().Year()-1, 1, 1, 0, 0, 0, 0, time.UTC)
 }
 
 // countStarts counts m's partitions from the one starting at first up to

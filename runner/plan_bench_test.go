@@ -53,9 +53,11 @@ func doneRecords(b testing.TB, p *models.Project, scope *models.Scope, days int)
 
 const scaleModels, scaleDays = 1000, 3650
 
-// BenchmarkPlan plans 1,000 daily models over 3,650 days: from an empty
-// ledger (every partition missing) and from a ledger where everything is
-// done (every partition rendered and fingerprinted, nothing to do).
+// BenchmarkPlan plans 1,000 daily models over 3,650 days with NewPlan, from
+// every record: from an empty ledger (every partition missing) and from a
+// ledger where everything is done (nothing to do). A plan through
+// Runner.Plan reads the ledger's summaries first and few records
+// (BenchmarkNothingToDo in cmd/refill measures that, the whole command).
 func BenchmarkPlan(b *testing.B) {
 	p := scaleProject(b, scaleModels, scaleDays)
 	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars}

@@ -120,7 +120,7 @@ func (r *Runner) summaries(ctx context.Context, sel Selection, summarize bool) (
 	if unrecorded, err := r.anyUnrecorded(ctx); err != nil || unrecorded {
 		return nil, err
 	}
-	sums, err := ls.SummarizePartitions(ctx, summaryQuery(r.Project))
+	sums, err := ls.SummarizePartitions(ctx, summaryQuery(r.Project, sel.Now))
 	if err != nil {
 		return nil, err
 	}

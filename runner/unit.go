@@ -75,6 +75,15 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		return nil, err
 	}
 	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && e.direct(m, sp, scope, len(parts)) {
+		if !sp.exists {
+			// The query's columns make the table its stage would have
+			// made. (A first unit that then fails leaves it empty.)
+			rel := e.r.Scope.Relation(m)
+			if err := a.CreateTable(ctx, rel, m, sp.columns); err != nil {
+				return nil, fmt.Errorf("creating %s: %w", rel, err)
+			}
+			e.columns.forget(rel)
+		}
 		su, err := e.publishDirect(ctx, dp, group, parts, sql, tag, sp, func(rows []int64) []adapters.Record {
 			return e.records(m, parts, fp, rows, attempt, started, marks)
 		})
@@ -176,14 +185,14 @@ var errStage = errors.New("the unit needs a stage")
 // direct reports whether a unit of m of n partitions is published without
 // a stage (adapters.DirectPublisher): nothing needs to read its rows before
 // they are published (audits, or models published together reading them),
-// its table exists and keeps its columns, and it reads neither its own
-// table nor overlays. And it pays: a batch is written once instead of
+// its table keeps its columns, and it reads neither its own table nor
+// overlays. And it pays: a batch is written once instead of
 // twice; a unit of one partition saves two statements and a commit, but
 // its query then computes inside the publishing transaction, one at a time,
 // so only when the run computes one unit at a time anyway (docs/benchmarks.md
 // has the figures).
 func (e *execution) direct(m *models.Model, sp *schemaPlan, scope *models.Scope, n int) bool {
-	return len(m.Config.Audits) == 0 && sp.exists && sp.change.Empty() && !e.rebuilding(m) &&
+	return len(m.Config.Audits) == 0 && sp.change.Empty() && !e.rebuilding(m) &&
 		!m.Config.Self && scope == e.r.Scope && (n > 1 || e.opts.Concurrency == 1)
 }
 

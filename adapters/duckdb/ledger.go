@@ -228,13 +228,18 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	return adapters.VersionsFromResult(res)
 }
 
-// SummarizePartitions summarizes the records q asks for, per month.
+// SummarizePartitions summarizes the records q asks for, per bucket.
 func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQuery) ([]adapters.RecordSummary, error) {
 	if ok, err := a.ledgerExists(ctx); err != nil || !ok || len(q.Models) == 0 {
 		return nil, err
 	}
 	table := a.ledgerTable(adapters.PartitionsTable)
-	month := func(ts string) string { return "date_trunc('month', " + ts + ")" }
+	month := func(ts string) string {
+		if q.Yearly.IsZero() {
+			return "date_trunc('month', " + ts + ")"
+		}
+		return fmt.Sprintf("CASE WHEN %s < %s THEN date_trunc('year', %s) ELSE date_trunc('month', %s) END", ts, a.d.Timestamp(q.Yearly), ts, ts)
+	}
 	tag := adapters.Tag{Step: "ledger"}
 	res, err := a.Query(ctx, adapters.SummarizeSQL(a.d, table, month, q), tag)
 	if err != nil {
