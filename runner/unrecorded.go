@@ -130,31 +130,30 @@ func runIDOf(token string) string {
 	return strings.ToUpper(token[:16]) + "-" + token[16:]
 }
 
-// anyUnrecorded reports whether dead runs may have published stages they
-// did not record.
-func (r *Runner) anyUnrecorded(ctx context.Context) (bool, error) {
+// deadStages returns the stages that dead runs kept because they may have
+// published them without recording it (adapters.Deferrer).
+func (r *Runner) deadStages(ctx context.Context) ([]string, error) {
 	if _, ok := r.Adapter.(adapters.Deferrer); !ok {
-		return false, nil
+		return nil, nil
 	}
 	live, _, err := r.liveRuns(ctx, "")
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	stages, err := r.unrecordedStages(ctx, live)
+	return r.unrecordedStages(ctx, live)
+}
+
+// anyUnrecorded reports whether dead runs may have published stages they
+// did not record.
+func (r *Runner) anyUnrecorded(ctx context.Context) (bool, error) {
+	stages, err := r.deadStages(ctx)
 	return len(stages) > 0, err
 }
 
 // withUnrecorded overlays records with the pending records of what dead
 // runs may have published unrecorded.
 func (r *Runner) withUnrecorded(ctx context.Context, records []adapters.Record) ([]adapters.Record, error) {
-	if _, ok := r.Adapter.(adapters.Deferrer); !ok {
-		return records, nil
-	}
-	live, _, err := r.liveRuns(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	stages, err := r.unrecordedStages(ctx, live)
+	stages, err := r.deadStages(ctx)
 	if err != nil || len(stages) == 0 {
 		return records, err
 	}
