@@ -120,6 +120,9 @@ type StageRequest struct {
 	// Rebuild says the stage is for a new table that replaces the target
 	// (Adapter.Rebuild): its columns are the query's, not the target's.
 	Rebuild bool
+	// Create, for DirectPublisher.PublishQuery, are the columns of the
+	// target to create, in the same transaction, when it does not exist.
+	Create []TableColumn
 }
 
 // TableColumn is a column of a table or of a query's result, with its type
@@ -338,7 +341,8 @@ type Estimate struct {
 // rows as SummarizeStage does (with one partition, one group of all the
 // rows with nil bounds may do), asks records for the ledger records of
 // those counts, and writes them before it commits. When records fails,
-// nothing is written and its error is returned. The target must exist.
+// nothing is written and its error is returned. A missing target is
+// created from req.Create in the same transaction.
 // The runner publishes this way only units that need no stage: no audits,
 // no change of the target's columns, not published together.
 type DirectPublisher interface {

@@ -105,3 +105,28 @@ func TestDirectPublicationOutsideWindow(t *testing.T) {
 		t.Errorf("the failed partition's record: %+v", r)
 	}
 }
+
+// TestDirectPublicationOfANewTableFails: the first unit of a new table,
+// published without a stage, fails at run time: the table is not left
+// behind, empty or otherwise.
+func TestDirectPublicationOfANewTableFails(t *testing.T) {
+	e := newEnv(t, map[string]string{"models/marts/boom.sql": `/* refill
+partition_by: d
+grain: day
+start: 2024-01-01
+end: 2024-01-03
+*/
+SELECT {{ start }} AS d, CAST(CASE WHEN range = 0 THEN error('boom') END AS INTEGER) AS n FROM range(1)`})
+	sc := &stageCounter{Adapter: e.db, stages: map[string]int{}}
+	e.runner = e.with(sc)
+	s := e.run(runner.Selection{Select: []string{"marts.boom"}}, runner.RunOptions{Concurrency: 1, Retries: -1})
+	if s.Failed == 0 || !strings.Contains(fmt.Sprint(s.Partitions[0].Err), "boom") {
+		t.Fatalf("%+v", s)
+	}
+	if sc.stages["marts.boom"] != 0 {
+		t.Errorf("marts.boom was staged %d times; it needs no stage", sc.stages["marts.boom"])
+	}
+	if n := e.count("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'marts' AND table_name = 'boom'"); n != 0 {
+		t.Errorf("a failed first publication left the table marts.boom")
+	}
+}

@@ -75,15 +75,6 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		return nil, err
 	}
 	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && e.direct(m, sp, scope, len(parts)) {
-		if !sp.exists {
-			// The query's columns make the table its stage would have
-			// made. (A first unit that then fails leaves it empty.)
-			rel := e.r.Scope.Relation(m)
-			if err := a.CreateTable(ctx, rel, m, sp.columns); err != nil {
-				return nil, fmt.Errorf("creating %s: %w", rel, err)
-			}
-			e.columns.forget(rel)
-		}
 		su, err := e.publishDirect(ctx, dp, group, parts, sql, tag, sp, func(rows []int64) []adapters.Record {
 			return e.records(m, parts, fp, rows, attempt, started, marks)
 		})
@@ -214,7 +205,13 @@ func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublish
 	}
 	var recs []adapters.Record
 	tag.Step = "publish"
-	err := dp.PublishQuery(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql, Window: w, Tag: tag}, len(parts),
+	req := adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql, Window: w, Tag: tag}
+	if !sp.exists {
+		// The query's columns make the table its stage would have made.
+		req.Create = sp.columns
+		defer e.columns.forget(req.Target)
+	}
+	err := dp.PublishQuery(ctx, req, len(parts),
 		func(groups []adapters.RowGroup) ([]adapters.Record, error) {
 			rows, ok := groupRows(m, parts, groups)
 			if !ok {

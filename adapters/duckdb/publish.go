@@ -112,7 +112,7 @@ var _ adapters.DirectPublisher = (*Adapter)(nil)
 const outsideMarker = "refill: a row lies outside the window"
 
 // PublishQuery publishes req without a stage: in one transaction it
-// deletes the window, inserts the query's rows (an error() stops it at the
+// creates the target if req.Create says how, deletes the window, inserts the query's rows (an error() stops it at the
 // first row outside the window), counts the inserted rows per hour or
 // value of the partition column, and writes the records made from the
 // counts. The rows are written once, and the unit commits once.
@@ -130,6 +130,14 @@ func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, p
 		a.log(q)
 		_, err := tx.ExecContext(ctx, q)
 		return err
+	}
+	if req.Create != nil {
+		t := a.resolve(req.Target)
+		for _, q := range []string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(t.Schema), createTableSQL(d, t, req.Create, true)} {
+			if err := exec(q); err != nil {
+				return err
+			}
+		}
 	}
 	if err := exec(fmt.Sprintf("DELETE FROM %s WHERE %s", target, w.Predicate(d))); err != nil {
 		return err
