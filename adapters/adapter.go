@@ -12,8 +12,11 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/refill/refill/models"
@@ -104,6 +107,39 @@ type Tag struct {
 	Model     string
 	Partition string // a key, or "first..last" for a batch
 	Step      string // stage, verify, audit, publish, ledger
+}
+
+// JSON renders t as the object warehouses file with a statement (Snowflake's
+// QUERY_TAG, ClickHouse's log_comment), such as {"app":"refill",
+// "run_id":"...","model":"marts.daily","partition":"2024-01-02",
+// "step":"publish"}, with empty fields left out, so that cost can be
+// attributed to a backfill. With max > 0 the fields are shortened (ending
+// in …) until the object is at most max characters.
+func (t Tag) JSON(max int) string {
+	type object struct {
+		App       string `json:"app"`
+		RunID     string `json:"run_id,omitempty"`
+		Model     string `json:"model,omitempty"`
+		Partition string `json:"partition,omitempty"`
+		Step      string `json:"step,omitempty"`
+	}
+	// JSON escaping can double a field's length: shorten the fields until
+	// the object fits.
+	for limit := 400; ; limit /= 2 {
+		cut := func(s string) string {
+			if r := []rune(s); max > 0 && len(r) > limit {
+				return string(r[:limit]) + "…"
+			}
+			return s
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(object{"refill", cut(t.RunID), cut(t.Model), cut(t.Partition), cut(t.Step)}) // strings only: cannot fail
+		if out := strings.TrimSuffix(b.String(), "\n"); max <= 0 || len([]rune(out)) <= max || limit == 0 {
+			return out
+		}
+	}
 }
 
 // StageRequest asks for one staging table.

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -58,4 +59,18 @@ func (e *TransientError) Unwrap() error { return e.Err }
 func IsTransient(err error) bool {
 	var t *TransientError
 	return errors.As(err, &t)
+}
+
+// KnownTransience settles what every adapter's Transient says alike: no
+// error, and a cancelled or expired context (the caller gave up), are not
+// worth retrying; an error marked with TransientError is. known is false
+// when the adapter's own classification of err must decide.
+func KnownTransience(err error) (transient, known bool) {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return false, true
+	case IsTransient(err):
+		return true, true
+	}
+	return false, false
 }

@@ -149,3 +149,12 @@ func (m *Model) LastComplete(now time.Time) (last time.Time, ok bool) {
 	}
 	return p.Start, true
 }
+
+// KeyRange names the partitions from first to last, keys: first..last, or
+// first alone when they are the same.
+func KeyRange(first, last string) string {
+	if first == last {
+		return first
+	}
+	return first + ".." + last
+}

@@ -39,6 +39,13 @@ type Project struct {
 }
 
 // Target is one warehouse a project can run against, from refill.yml.
+// The schemas a target's ledger and staging tables live in unless it says
+// otherwise (ledger_schema, stage_schema).
+const (
+	DefaultLedgerSchema = "refill"
+	DefaultStageSchema  = "refill_stage"
+)
+
 type Target struct {
 	Name    string
 	Adapter string // duckdb, clickhouse, snowflake
@@ -47,8 +54,8 @@ type Target struct {
 	// DSN is the connection string. It may hold credentials: never print it.
 	DSN          string
 	Schema       string // default schema for top-level models
-	LedgerSchema string // where the ledger lives (default "refill")
-	StageSchema  string // where staging tables live (default "refill_stage")
+	LedgerSchema string // where the ledger lives (default DefaultLedgerSchema)
+	StageSchema  string // where staging tables live (default DefaultStageSchema)
 	// Concurrency caps --concurrency for this target; 0 means no cap.
 	Concurrency int
 	Warehouse   string // Snowflake virtual warehouse for this target
@@ -181,7 +188,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 
 func decodeTarget(d *yamlDoc, k, v *yaml.Node, lookup func(string) (string, bool)) *Target {
 	line, col := d.pos(k)
-	t := &Target{Name: k.Value, LedgerSchema: "refill", StageSchema: "refill_stage", file: d.file, text: d.text,
+	t := &Target{Name: k.Value, LedgerSchema: DefaultLedgerSchema, StageSchema: DefaultStageSchema, file: d.file, text: d.text,
 		pos: map[string][2]int{"": {line, col}}}
 	sub := &yamlDoc{file: d.file, text: d.text, errs: &t.deferred}
 	d.fields(v, "target "+k.Value, targetKeys, func(key string, v *yaml.Node) {

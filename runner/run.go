@@ -521,9 +521,5 @@ func (e *execution) finish() *Summary {
 }
 
 func keyRange(group []*node) string {
-	first, last := group[0].step.Partition.Key, group[len(group)-1].step.Partition.Key
-	if first == last {
-		return first
-	}
-	return first + ".." + last
+	return models.KeyRange(group[0].step.Partition.Key, group[len(group)-1].step.Partition.Key)
 }

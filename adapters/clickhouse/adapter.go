@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -107,10 +106,10 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		cfg.Schema = "default"
 	}
 	if cfg.LedgerSchema == "" {
-		cfg.LedgerSchema = "refill"
+		cfg.LedgerSchema = models.DefaultLedgerSchema
 	}
 	if cfg.StageSchema == "" {
-		cfg.StageSchema = "refill_stage"
+		cfg.StageSchema = models.DefaultStageSchema
 	}
 	b := make([]byte, 3)
 	rand.Read(b)
@@ -270,9 +269,7 @@ func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write 
 		settings["max_partitions_per_insert_block"] = 0
 	}
 	if a.server.LogComment {
-		b, _ := json.Marshal(map[string]string{"app": "refill", "run_id": tag.RunID, "model": tag.Model,
-			"partition": tag.Partition, "step": tag.Step})
-		settings["log_comment"] = string(b)
+		settings["log_comment"] = tag.JSON(0)
 	}
 	if len(settings) > 0 {
 		opts = append(opts, clickhouse.WithSettings(settings))

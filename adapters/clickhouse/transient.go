@@ -1,7 +1,6 @@
 package clickhouse
 
 import (
-	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -57,11 +56,8 @@ func (a *Adapter) Transient(err error) bool { return IsTransient(err) }
 // cancelled or expired context is not transient (the caller gave up); nor
 // is any other server exception, whatever its message says.
 func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if adapters.IsTransient(err) {
-		return true
+	if transient, known := adapters.KnownTransience(err); known {
+		return transient
 	}
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) {

@@ -79,10 +79,10 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		cfg.Schema = "main"
 	}
 	if cfg.LedgerSchema == "" {
-		cfg.LedgerSchema = "refill"
+		cfg.LedgerSchema = models.DefaultLedgerSchema
 	}
 	if cfg.StageSchema == "" {
-		cfg.StageSchema = "refill_stage"
+		cfg.StageSchema = models.DefaultStageSchema
 	}
 	dsn := cfg.Path
 	if cfg.ReadOnly && cfg.Path != "" {
@@ -196,11 +196,8 @@ func (a *Adapter) Close() error {
 // Transient reports whether err is a transaction conflict or a lost
 // connection, which a retry may get past.
 func (a *Adapter) Transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
-	}
-	if adapters.IsTransient(err) {
-		return true
+	if transient, known := adapters.KnownTransience(err); known {
+		return transient
 	}
 	var de *duckdb.Error
 	if errors.As(err, &de) {

@@ -83,10 +83,10 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		cfg.Schema = "PUBLIC"
 	}
 	if cfg.LedgerSchema == "" {
-		cfg.LedgerSchema = "refill"
+		cfg.LedgerSchema = models.DefaultLedgerSchema
 	}
 	if cfg.StageSchema == "" {
-		cfg.StageSchema = "refill_stage"
+		cfg.StageSchema = models.DefaultStageSchema
 	}
 	db := sql.OpenDB(gosnowflake.NewConnector(gosnowflake.SnowflakeDriver{}, *sf))
 	// Sessions left idle for 4 hours can no longer renew their token

@@ -1,13 +1,10 @@
 package snowflake
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/snowflakedb/gosnowflake"
 
@@ -25,38 +22,11 @@ const (
 // maxQueryTag is Snowflake's limit on QUERY_TAG, in characters.
 const maxQueryTag = 2000
 
-// QueryTag renders the QUERY_TAG of statements doing t's work: a JSON
-// object such as {"app":"refill","run_id":"...","model":"marts.daily",
-// "partition":"2024-01-02","step":"publish"}, with empty fields left out,
-// so that QUERY_HISTORY can attribute warehouse cost to a backfill:
-// SELECT PARSE_JSON(query_tag):run_id, SUM(total_elapsed_time) ... GROUP BY 1.
-// It is at most 2,000 characters, Snowflake's limit.
-func QueryTag(t adapters.Tag) string {
-	type tag struct {
-		App       string `json:"app"`
-		RunID     string `json:"run_id,omitempty"`
-		Model     string `json:"model,omitempty"`
-		Partition string `json:"partition,omitempty"`
-		Step      string `json:"step,omitempty"`
-	}
-	// JSON escaping can double a field's length: shorten the fields until
-	// the object fits.
-	for limit := 400; ; limit /= 2 {
-		cut := func(s string) string {
-			if r := []rune(s); len(r) > limit {
-				return string(r[:limit]) + "…"
-			}
-			return s
-		}
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.Encode(tag{"refill", cut(t.RunID), cut(t.Model), cut(t.Partition), cut(t.Step)}) // strings only: cannot fail
-		if out := strings.TrimSuffix(b.String(), "\n"); len([]rune(out)) <= maxQueryTag || limit == 0 {
-			return out
-		}
-	}
-}
+// QueryTag renders the QUERY_TAG of statements doing t's work (see
+// adapters.Tag.JSON), so that QUERY_HISTORY can attribute warehouse cost to
+// a backfill: SELECT PARSE_JSON(query_tag):run_id, SUM(total_elapsed_time)
+// ... GROUP BY 1. It is at most 2,000 characters, Snowflake's limit.
+func QueryTag(t adapters.Tag) string { return t.JSON(maxQueryTag) }
 
 // UseWarehouseSQL renders USE WAREHOUSE for a warehouse's stored name.
 func UseWarehouseSQL(d Dialect, stored string) string { return "USE WAREHOUSE " + d.QuoteExact(stored) }

@@ -1,7 +1,6 @@
 package snowflake
 
 import (
-	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -56,11 +55,8 @@ const (
 // credentials and the caller's own cancellation are not. Errors marked with
 // adapters.TransientError are.
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if adapters.IsTransient(err) {
-		return true
+	if transient, known := adapters.KnownTransience(err); known {
+		return transient
 	}
 	var se *gosnowflake.SnowflakeError
 	if errors.As(err, &se) {

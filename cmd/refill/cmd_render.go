@@ -80,8 +80,5 @@ func renderPartitions(m *models.Model, keys string) ([]models.Partition, error) 
 }
 
 func keysOf(parts []models.Partition) string {
-	if len(parts) == 1 {
-		return parts[0].Key
-	}
-	return parts[0].Key + ".." + parts[len(parts)-1].Key
+	return models.KeyRange(parts[0].Key, parts[len(parts)-1].Key)
 }
