@@ -291,12 +291,12 @@ func KeysByModel(d models.Dialect, records []Record) []ModelKeys {
 const summaryColumns = 11
 
 // SummarizeSQL renders the query behind LedgerSummarizer.SummarizePartitions
-// over table, the partitions table: month renders the dialect's
+// over table, the partitions table: bucket renders the dialect's
 // expression for the first instant of a timestamp's bucket (see
 // RecordSummary; NULL for NULL).
 // Records of the models in q.Self are numbered with a window function (lag)
 // to count SelfStale; the others are not sorted.
-func SummarizeSQL(d models.Dialect, table string, month func(string) string, sq SummaryQuery) string {
+func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq SummaryQuery) string {
 	q := d.QuoteIdent
 	isSelf := map[string]bool{}
 	for _, n := range sq.Self {
@@ -315,8 +315,8 @@ func SummarizeSQL(d models.Dialect, table string, month func(string) string, sq 
 		d.QuoteString(string(StateDone)), d.QuoteString(string(StatePartial)), d.QuoteString(string(StateFailed)), q("row_count"))
 	aggregate := func(from, selfStale string, of []string) string {
 		return fmt.Sprintf("SELECT %s, %s AS %s, count(*), %s, %s, min(%s), max(%s), min(%s), max(%s), %s, %s FROM %s WHERE %s IN %s GROUP BY %s, %s",
-			q("model"), month(q("window_start")), q("month"), count(StateDone), count(StatePending), q("fingerprint"), q("fingerprint"),
-			q("started_at"), q("published_at"), rows, selfStale, from, q("model"), lit(d, anyStrings(of)), q("model"), q("month"))
+			q("model"), bucket(q("window_start")), q("bucket"), count(StateDone), count(StatePending), q("fingerprint"), q("fingerprint"),
+			q("started_at"), q("published_at"), rows, selfStale, from, q("model"), lit(d, anyStrings(of)), q("model"), q("bucket"))
 	}
 	var parts []string
 	if len(plain) > 0 {
@@ -331,12 +331,12 @@ func SummarizeSQL(d models.Dialect, table string, month func(string) string, sq 
 	return strings.Join(parts, " UNION ALL ")
 }
 
-// StaleSQL renders the query that counts, per model and month, the
+// StaleSQL renders the query that counts, per model and bucket, the
 // records that read through one of q's edges an upstream record published
 // after they started (and not with them): one hash join per grain, pairing
 // records on their windows truncated to it. trunc renders the dialect's
 // truncation of a timestamp to a grain. It returns "" when q has no edges.
-func StaleSQL(d models.Dialect, table string, month func(string) string, trunc func(models.Grain, string) string, sq SummaryQuery) string {
+func StaleSQL(d models.Dialect, table string, bucket func(string) string, trunc func(models.Grain, string) string, sq SummaryQuery) string {
 	q := d.QuoteIdent
 	byGrain := map[models.Grain][]Edge{}
 	var grains []models.Grain
@@ -357,9 +357,9 @@ func StaleSQL(d models.Dialect, table string, month func(string) string, trunc f
 			"SELECT r.%s, %s AS %s, count(*) FROM %s AS r JOIN (VALUES %s) AS e(down_model, up_model) ON r.%s = e.down_model "+
 				"JOIN %s AS u ON u.%s = e.up_model AND %s = %s "+
 				"WHERE u.%s > r.%s AND (r.%s IS NULL OR u.%s <> r.%s) GROUP BY r.%s, %s",
-			q("model"), month("r."+q("window_start")), q("month"), table, strings.Join(pairs, ", "), q("model"),
+			q("model"), bucket("r."+q("window_start")), q("bucket"), table, strings.Join(pairs, ", "), q("model"),
 			table, q("model"), trunc(g, "u."+q("window_start")), trunc(g, "r."+q("window_start")),
-			q("published_at"), q("started_at"), q("published_at"), q("published_at"), q("published_at"), q("model"), q("month")))
+			q("published_at"), q("started_at"), q("published_at"), q("published_at"), q("published_at"), q("model"), q("bucket")))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }

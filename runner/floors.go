@@ -240,26 +240,23 @@ func (f *floorer) timeFloor(m *models.Model) time.Time {
 	first := m.PartitionAt(m.Config.Start).Start
 	lastPart := m.PartitionAt(last)
 	end := m.Next(lastPart, 1).Start // the first partition not complete yet
-	month := f.bucketOf(first)
-	for ; month.Before(end); month = f.bucketEnd(month) {
-		next := f.bucketEnd(month)
+	bucket := f.bucketOf(first)
+	for ; bucket.Before(end); bucket = f.bucketEnd(bucket) {
+		next := f.bucketEnd(bucket)
 		if end.Before(next) {
-			return month // the bucket holds partitions not complete yet
+			return bucket // the bucket holds partitions not complete yet
 		}
-		n := countStarts(m, first, end, month, next)
-		s := byBucket[month]
+		n := countStarts(m, first, end, bucket, next)
+		s := byBucket[bucket]
 		if n == 0 && s == nil {
 			continue
 		}
-		if !f.clean(m, s, n) {
-			return month
+		if !f.clean(m, s, n) || s.Stale > 0 {
+			return bucket
 		}
-		// The spans of m's partitions starting this month.
-		firstIn, lastIn := startingIn(m, month, next)
+		// The spans of m's partitions starting in this bucket.
+		firstIn, lastIn := startingIn(m, bucket, next)
 		_, hi := m.Extent(lastIn)
-		if s.Stale > 0 {
-			return month
-		}
 		for _, up := range m.Upstream {
 			if _, ok := aligned(m, up); ok {
 				continue // counted in Stale
@@ -268,7 +265,7 @@ func (f *floorer) timeFloor(m *models.Model) time.Time {
 			// may read was published before the first of them started.
 			lo, _ := m.Extent(m.Next(firstIn, -m.DependsOnPast(up)))
 			if f.published(up, lo, hi).After(s.MinStarted) {
-				return month
+				return bucket
 			}
 		}
 	}
@@ -297,8 +294,8 @@ func (f *floorer) published(up *models.Model, lo, hi time.Time) time.Time {
 }
 
 // startingIn returns m's first and last partitions starting in [from, to),
-// a month; for a yearly model with no partition starting in it, both are
-// the partition holding from.
+// a bucket; for a yearly model with no partition starting in a month, both
+// are the partition holding from.
 func startingIn(m *models.Model, from, to time.Time) (first, last models.Partition) {
 	first = m.PartitionAt(from)
 	if first.Start.Before(from) {

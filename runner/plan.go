@@ -172,7 +172,6 @@ type planner struct {
 	rebuild    map[*models.Model]bool
 	rebuildWhy map[*models.Model]string
 	last       map[*models.Model]lastComplete // lastComplete's cache
-	one        []models.Partition             // unreadable's buffer
 }
 
 type lastComplete struct {
@@ -566,7 +565,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		var reads []models.Partition
 		if g, ok := aligned(m, up); ok && g == up.Config.Grain {
 			// The one upstream partition holding this one.
-			reads = append(pl.one[:0], up.PartitionAt(p.Start))
+			reads = []models.Partition{up.PartitionAt(p.Start)}
 		} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
 			if complete {
 				reads = up.Partitions(up.Config.Start, last)

@@ -98,14 +98,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		drop()
 		return nil, err
 	}
-	e.mu.Lock()
-	if e.counts[m.Name] == nil {
-		e.counts[m.Name] = map[string]int64{}
-	}
-	for i, p := range parts {
-		e.counts[m.Name][p.Key] = v.rows[i]
-	}
-	e.mu.Unlock()
+	e.remember(m, parts, v.rows)
 	// Audits read what the model's query read: under --publish together,
 	// the overlays of this run's staged upstream rows.
 	au := &auditor{a: a, scope: scope, ledger: e.ledger, previous: e.stagedCount}
@@ -204,6 +197,7 @@ func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublish
 		}
 	}
 	var recs []adapters.Record
+	var rows []int64
 	tag.Step = "publish"
 	req := adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql, Window: w, Tag: tag}
 	if !sp.exists {
@@ -213,9 +207,19 @@ func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublish
 	}
 	err := dp.PublishQuery(ctx, req, len(parts),
 		func(groups []adapters.RowGroup) ([]adapters.Record, error) {
-			rows, ok := groupRows(m, parts, groups)
-			if !ok {
-				return nil, errStage
+			if len(parts) == 1 && len(groups) == 1 && groups[0].Lo == nil {
+				// The rows of a unit of one partition (or a whole table),
+				// all inside its window.
+				rows = []int64{groups[0].Rows}
+			} else {
+				c, ok := groupCounts(m, parts, groups)
+				if !ok {
+					return nil, errStage
+				}
+				rows = make([]int64, len(parts))
+				for i, p := range parts {
+					rows[i] = c.rows[p.Key]
+				}
 			}
 			recs = records(rows)
 			return recs, nil
@@ -223,41 +227,19 @@ func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublish
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	if e.counts[m.Name] == nil {
-		e.counts[m.Name] = map[string]int64{}
-	}
-	for _, r := range recs {
-		e.counts[m.Name][r.Partition] = r.Rows
-	}
-	e.mu.Unlock()
+	e.remember(m, parts, rows)
 	return &stagedUnit{nodes: group, records: recs, attempts: recs[0].Attempts}, nil
 }
 
-// groupRows counts the rows of each of parts from groups of rows (see
-// adapters.RowGroup; a group without bounds, of a unit of one partition,
-// is its rows); ok is false when a group straddles partitions or lies
-// outside them.
-func groupRows(m *models.Model, parts []models.Partition, groups []adapters.RowGroup) ([]int64, bool) {
-	rows := make([]int64, len(parts))
-	if m.Kind() == models.WholeTable || len(parts) == 1 && len(groups) == 1 && groups[0].Lo == nil {
-		for _, g := range groups {
-			rows[0] += g.Rows
-		}
-		return rows, true
+// remember keeps the rows this run computed for parts of m, which audits
+// of later units compare with (stagedCount).
+func (e *execution) remember(m *models.Model, parts []models.Partition, rows []int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.counts[m.Name] == nil {
+		e.counts[m.Name] = map[string]int64{}
 	}
-	index := make(map[string]int, len(parts))
 	for i, p := range parts {
-		index[p.Key] = i
+		e.counts[m.Name][p.Key] = rows[i]
 	}
-	for _, g := range groups {
-		lo, err1 := partitionOf(m, g.Lo)
-		hi, err2 := partitionOf(m, g.Hi)
-		i, in := index[lo]
-		if err1 != nil || err2 != nil || lo != hi || !in {
-			return nil, false
-		}
-		rows[i] += g.Rows
-	}
-	return rows, true
 }

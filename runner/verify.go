@@ -134,19 +134,29 @@ func summarize(ctx context.Context, a adapters.Adapter, st *adapters.Stage, part
 	if err != nil || !ok {
 		return nil, err
 	}
+	if c, ok := groupCounts(st.Model, parts, groups); ok {
+		return c, nil
+	}
+	return nil, nil // straddling or outside: the scan says exactly how
+}
+
+// groupCounts counts the rows of each of parts from groups of rows
+// (adapters.RowGroup); ok is false when a group straddles partitions or
+// lies outside them.
+func groupCounts(m *models.Model, parts []models.Partition, groups []adapters.RowGroup) (*partitionCounts, bool) {
 	inParts := map[string]bool{}
 	for _, p := range parts {
 		inParts[p.Key] = true
 	}
 	c := &partitionCounts{rows: map[string]int64{}}
 	for _, g := range groups {
-		lo, err1 := partitionOf(st.Model, g.Lo)
-		hi, err2 := partitionOf(st.Model, g.Hi)
+		lo, err1 := partitionOf(m, g.Lo)
+		hi, err2 := partitionOf(m, g.Hi)
 		if err1 != nil || err2 != nil || lo != hi || !inParts[lo] {
-			return nil, nil // straddling or outside: the scan says exactly how
+			return nil, false
 		}
 		c.rows[lo] += g.Rows
 		c.total += g.Rows
 	}
-	return c, nil
+	return c, true
 }

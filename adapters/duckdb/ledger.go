@@ -234,14 +234,14 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 		return nil, err
 	}
 	table := a.ledgerTable(adapters.PartitionsTable)
-	month := func(ts string) string {
+	bucket := func(ts string) string {
 		if q.Yearly.IsZero() {
 			return "date_trunc('month', " + ts + ")"
 		}
 		return fmt.Sprintf("CASE WHEN %s < %s THEN date_trunc('year', %s) ELSE date_trunc('month', %s) END", ts, a.d.Timestamp(q.Yearly), ts, ts)
 	}
 	tag := adapters.Tag{Step: "ledger"}
-	res, err := a.Query(ctx, adapters.SummarizeSQL(a.d, table, month, q), tag)
+	res, err := a.Query(ctx, adapters.SummarizeSQL(a.d, table, bucket, q), tag)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 		return sums, err
 	}
 	trunc := func(g models.Grain, ts string) string { return fmt.Sprintf("date_trunc('%s', %s)", g, ts) }
-	if res, err = a.Query(ctx, adapters.StaleSQL(a.d, table, month, trunc, q), tag); err != nil {
+	if res, err = a.Query(ctx, adapters.StaleSQL(a.d, table, bucket, trunc, q), tag); err != nil {
 		return nil, err
 	}
 	adapters.AddStale(sums, res)

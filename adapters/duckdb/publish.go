@@ -112,10 +112,11 @@ var _ adapters.DirectPublisher = (*Adapter)(nil)
 const outsideMarker = "refill: a row lies outside the window"
 
 // PublishQuery publishes req without a stage: in one transaction it
-// creates the target if req.Create says how, deletes the window, inserts the query's rows (an error() stops it at the
-// first row outside the window), counts the inserted rows per hour or
-// value of the partition column, and writes the records made from the
-// counts. The rows are written once, and the unit commits once.
+// creates the target if req.Create says how, deletes the window, inserts
+// the query's rows (an error() stops it at the first row outside the
+// window), counts the inserted rows per hour or value of the partition
+// column, and writes the records made from the counts. The rows are
+// written once, and the unit commits once.
 func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, partitions int, records func([]adapters.RowGroup) ([]adapters.Record, error)) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
@@ -132,8 +133,7 @@ func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, p
 		return err
 	}
 	if req.Create != nil {
-		t := a.resolve(req.Target)
-		for _, q := range []string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(t.Schema), createTableSQL(d, t, req.Create, true)} {
+		for _, q := range createTableStatements(d, a.resolve(req.Target), req.Create) {
 			if err := exec(q); err != nil {
 				return err
 			}

@@ -47,7 +47,13 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, _ *mod
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	table = a.resolve(table)
-	return a.exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+a.d.QuoteIdent(table.Schema), createTableSQL(a.d, table, columns, true))
+	return a.exec(ctx, createTableStatements(a.d, table, columns)...)
+}
+
+// createTableStatements create table (schema resolved) with columns,
+// unless it exists.
+func createTableStatements(d Dialect, table models.Relation, columns []adapters.TableColumn) []string {
+	return []string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(table.Schema), createTableSQL(d, table, columns, true)}
 }
 
 func createTableSQL(d Dialect, table models.Relation, columns []adapters.TableColumn, ifNotExists bool) string {
