@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"strconv"
@@ -147,9 +146,9 @@ func BenchmarkClickHouseBackfill(b *testing.B) {
 		{"c", handOnce},
 		{"b", func() time.Duration { d, n := refill("batched", runner.ModeAll, 1); batchStatements = n; return d }},
 	})
-	want := chChecksum(b, db, schema+".hand_once")
+	want := checksum(b, db, schema+".hand_once")
 	for _, t := range []string{"hand_loop", "per_partition", "batched"} {
-		if got := chChecksum(b, db, schema+"."+t); got != want {
+		if got := checksum(b, db, schema+"."+t); got != want {
 			b.Fatalf("%s holds %s, want %s", t, got, want)
 		}
 	}
@@ -164,15 +163,6 @@ func BenchmarkClickHouseBackfill(b *testing.B) {
 	b.ReportMetric(float64(perStatements)/benchDays, "statements/partition")
 	b.ReportMetric(float64(batchStatements), "statements/batch-run")
 	b.ReportMetric(0, "ns/op") // the figures above are the result
-}
-
-func chChecksum(b *testing.B, db *sql.DB, table string) string {
-	var n, ids uint64
-	var amount float64
-	if err := db.QueryRow("SELECT count(), sum(id), round(sum(amount), 2) FROM "+table).Scan(&n, &ids, &amount); err != nil {
-		b.Fatal(err)
-	}
-	return fmt.Sprintf("%d rows, ids %d, amount %.2f", n, ids, amount)
 }
 
 func envInt(b *testing.B, name string, def int) int {

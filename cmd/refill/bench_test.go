@@ -197,13 +197,15 @@ func body2insert(table, body, from, to string) string {
 	return fmt.Sprintf("INSERT INTO %s %s WHERE d >= DATE '%s' AND d < DATE '%s'", table, body, from, to)
 }
 
+// checksum sums up the rows of table, on DuckDB or ClickHouse: how many,
+// their ids and their amounts.
 func checksum(b *testing.B, db *sql.DB, table string) string {
-	var n, ids int64
+	var n, ids any // the engines' own integer types
 	var amount float64
 	if err := db.QueryRow("SELECT count(*), sum(id), round(sum(amount), 2) FROM "+table).Scan(&n, &ids, &amount); err != nil {
 		b.Fatal(err)
 	}
-	return fmt.Sprintf("%d rows, ids %d, amount %.2f", n, ids, amount)
+	return fmt.Sprintf("%v rows, ids %v, amount %.2f", n, ids, amount)
 }
 
 // BenchmarkNothingToDo runs a scheduled refill plan and refill run

@@ -216,15 +216,7 @@ start: 2024-01-01
 SELECT e.d AS d, e.i AS i, e.v * {{ var("k") }} AS w
 FROM {{ source("`+prefix+`src.events") }} AS e
 WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
-	var csv strings.Builder
-	csv.WriteString("d,i,v\n")
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for day := 0; day < crashDays; day++ {
-		for i := 0; i < 4; i++ {
-			fmt.Fprintf(&csv, "%s,%d,%d\n", start.AddDate(0, 0, day).Format("2006-01-02"), i, day*100+i+1)
-		}
-	}
-	write(t, dir, "seeds/"+prefix+"src/events.csv", csv.String())
+	write(t, dir, "seeds/"+prefix+"src/events.csv", crashEvents(4))
 	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,20 @@ func binary(t *testing.T) string {
 
 const crashDays = 65
 
+// crashEvents is the seed of crashProject's source: perDay rows (d, i,
+// v) on each of crashDays days from 2024-01-01.
+func crashEvents(perDay int) string {
+	var b strings.Builder
+	b.WriteString("d,i,v\n")
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for day := 0; day < crashDays; day++ {
+		for i := 0; i < perDay; i++ {
+			fmt.Fprintf(&b, "%s,%d,%d\n", start.AddDate(0, 0, day).Format("2006-01-02"), i, day*100+i+1)
+		}
+	}
+	return b.String()
+}
+
 // crashProject writes a project with one daily model over crashDays days of
 // a seeded source. The model multiplies v by var k, so each k is a new
 // version of every partition; var work adds CPU time per partition.
@@ -77,15 +91,7 @@ SELECT e.d, e.i, e.v * {{ var("k") }} AS v
 FROM {{ source("src.events") }} AS e
 WHERE e.d >= {{ start }} AND e.d < {{ end }}
   AND (SELECT count(*) FROM range({{ var("work") }})) > 0`)
-	var b strings.Builder
-	b.WriteString("d,i,v\n")
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for day := 0; day < crashDays; day++ {
-		for i := 0; i < 40; i++ {
-			fmt.Fprintf(&b, "%s,%d,%d\n", start.AddDate(0, 0, day).Format("2006-01-02"), i, day*100+i+1)
-		}
-	}
-	write(t, dir, "seeds/src/events.csv", b.String())
+	write(t, dir, "seeds/src/events.csv", crashEvents(40))
 	mustRefill(t, dir, "seed")
 	return dir
 }
