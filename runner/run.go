@@ -17,8 +17,11 @@ import (
 type RunOptions struct {
 	RunID string // generated when empty
 	// Concurrency is how many units run at once; 0 means the adapter's
-	// default.
+	// default (Info.DefaultConcurrency).
 	Concurrency int
+	// MaxConcurrency, when positive, caps Concurrency, the default
+	// included (a target's concurrency: setting).
+	MaxConcurrency int
 	// Retries is how many times a unit that failed with a transient error
 	// is retried, after RetryDelay doubled per attempt (with jitter).
 	Retries    int
@@ -44,9 +47,20 @@ type RunOptions struct {
 	Stop <-chan struct{}
 }
 
-// ErrTogetherUnsupported is returned when --publish together meets an
-// adapter that cannot commit several tables at once.
+// ErrTogetherUnsupported is returned (wrapped) by Validate and Run for
+// Together on an adapter that cannot commit several tables at once.
 var ErrTogetherUnsupported = errors.New("--publish together is not supported")
+
+// Validate reports whether the adapter described by info can run with o:
+// it returns ErrTogetherUnsupported for Together on an adapter without
+// Info.MultiTable. Run validates o first; callers validate early to
+// refuse before planning.
+func (o RunOptions) Validate(info adapters.Info) error {
+	if o.Together && !info.MultiTable {
+		return fmt.Errorf("%w on %s: it cannot commit several tables in one transaction (run without it to swap partition by partition)", ErrTogetherUnsupported, info.Name)
+	}
+	return nil
+}
 
 // Run executes plan. Partition failures are reported in the Summary, not
 // as an error; the error is for a run that could not start or finish (a
@@ -54,8 +68,8 @@ var ErrTogetherUnsupported = errors.New("--publish together is not supported")
 // run; the summary reports them.
 func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary, error) {
 	info := r.Adapter.Info()
-	if opts.Together && !info.MultiTable {
-		return nil, fmt.Errorf("%w by %s: it cannot commit several tables in one transaction; publish per partition instead", ErrTogetherUnsupported, info.Name)
+	if err := opts.Validate(info); err != nil {
+		return nil, err
 	}
 	if opts.Together && len(plan.Rebuild) > 0 {
 		for m := range plan.Rebuild {
@@ -67,6 +81,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = max(info.DefaultConcurrency, 1)
+	}
+	if opts.MaxConcurrency > 0 {
+		opts.Concurrency = min(opts.Concurrency, opts.MaxConcurrency)
 	}
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = DefaultLeaseTTL

@@ -87,10 +87,13 @@ func Do(ctx context.Context, stop <-chan struct{}, args []string, stdin io.Reade
 	return code
 }
 
+// exitCode is the one place that turns a command's error into an exit
+// code. Commands return errors and never compute a code: an outcome that
+// no error says (checks or partitions failed, a ledger that could not be
+// read, a refusal) is declared with exitf and honoured first; every other
+// error is classified here.
 func exitCode(err error) int {
 	var ee *exitError
-	var list models.ErrorList
-	var me *models.Error
 	var held *adapters.LeaseHeldError
 	var locked *adapters.LockedError
 	switch {
@@ -98,13 +101,21 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.As(err, &held), errors.As(err, &locked):
 		return exitLocked
-	case errors.Is(err, runner.ErrUsage), errors.As(err, &list), errors.As(err, &me),
-		errors.Is(err, models.ErrUnknownModel), isFlagError(err):
+	case isUsage(err):
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	}
 	return exitWarehouse
+}
+
+// isUsage reports whether err is a usage, config or model error, after
+// which nothing was executed.
+func isUsage(err error) bool {
+	var list models.ErrorList
+	var me *models.Error
+	return errors.Is(err, runner.ErrUsage) || errors.Is(err, runner.ErrTogetherUnsupported) || errors.As(err, &list) ||
+		errors.As(err, &me) || errors.Is(err, models.ErrUnknownModel) || isFlagError(err)
 }
 
 // usageError marks errors from flag parsing and argument checks.

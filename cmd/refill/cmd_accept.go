@@ -52,7 +52,7 @@ refill plan --explain shows what changed before you accept it.
 			id := runner.NewRunID(sel.Now)
 			acc, err := s.runner.Accept(a.ctx, sel, id, func(runner.Event) {})
 			if err != nil {
-				return exitf(exitCode(err), "%v", err)
+				return err
 			}
 			if len(acc) == 0 {
 				fmt.Fprintln(a.stdout, "Nothing to accept: no partition in range was built by an earlier version of these models.")

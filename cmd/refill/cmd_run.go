@@ -144,8 +144,8 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 			sel.AllowMissingUpstream = f.allowMissing
 		}
 	}
-	if opts.Together && !s.info.MultiTable {
-		return usagef("--publish together is not supported on %s: it cannot commit several tables in one transaction (run without it to swap partition by partition)", s.info.Name)
+	if err := opts.Validate(s.info); err != nil {
+		return usageError{err}
 	}
 	plan, err := s.plan(sel)
 	if err != nil {
@@ -175,25 +175,16 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 			return exitf(exitUsage, "cancelled")
 		}
 	}
-	if opts.Concurrency == 0 {
-		opts.Concurrency = s.info.DefaultConcurrency
-	}
-	if s.target.Concurrency > 0 && opts.Concurrency > s.target.Concurrency {
-		opts.Concurrency = s.target.Concurrency
-	}
 	prog := newProgress(a, text && !a.quiet)
-	opts.Wait, opts.Observe, opts.Stop = f.wait, prog.observe, a.stop
+	opts.MaxConcurrency, opts.Wait, opts.Observe, opts.Stop = s.target.Concurrency, f.wait, prog.observe, a.stop
 	summary, err := s.runner.Run(a.ctx, plan, opts)
 	prog.close()
 	if err != nil {
 		var held *adapters.LeaseHeldError
 		if errors.As(err, &held) {
-			return &exitError{code: exitLocked, err: fmt.Errorf("%v\nNothing was run. Wait for that run to finish, or pass --wait DURATION", err)}
+			return fmt.Errorf("%w\nNothing was run. Wait for that run to finish, or pass --wait DURATION", err)
 		}
-		if errors.Is(err, runner.ErrTogetherUnsupported) {
-			return usageError{err}
-		}
-		return exitf(exitWarehouse, "%v", err)
+		return err
 	}
 	if text {
 		a.printSummary(a.stdout, s, summary)
@@ -222,7 +213,7 @@ func (a *app) openForRun(wait time.Duration) (*session, error) {
 			return s, err
 		}
 		if !time.Now().Before(deadline) {
-			return nil, &exitError{code: exitLocked, err: fmt.Errorf("%v\nNothing was run. Wait for it to finish, or pass --wait DURATION", err)}
+			return nil, fmt.Errorf("%w\nNothing was run. Wait for it to finish, or pass --wait DURATION", err)
 		}
 		select {
 		case <-a.ctx.Done():

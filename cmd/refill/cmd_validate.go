@@ -59,7 +59,7 @@ to a warehouse; environment variables are checked for the selected target only.`
 				a.silent = true
 				fmt.Fprintln(a.stderr, indentAfterFirst(err.Error()))
 				fmt.Fprintf(a.stderr, "\n%d problem(s) found.\n", len(errs))
-				return &exitError{code: exitUsage, err: err}
+				return err
 			}
 			fmt.Fprintf(a.stdout, "OK: %d models, %d targets.\n", len(p.Models), len(p.Targets))
 			return nil

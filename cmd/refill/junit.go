@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/refill/refill/runner"
 )
 
 // JUnit XML, in the form CI systems (GitHub Actions reporters, GitLab,
@@ -50,33 +52,33 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // writeJUnit writes one test case per check, grouped into a suite per kind
 // of check.
-func writeJUnit(path string, checks []check, elapsed time.Duration) error {
+func writeJUnit(path string, checks []runner.Check, elapsed time.Duration) error {
 	out := junitSuites{Name: "refill test", Time: seconds(elapsed)}
 	index := map[string]int{}
 	for _, c := range checks {
-		i, ok := index[c.suite]
+		i, ok := index[c.Suite]
 		if !ok {
 			i = len(out.Suites)
-			index[c.suite] = i
-			out.Suites = append(out.Suites, junitSuite{Name: c.suite})
+			index[c.Suite] = i
+			out.Suites = append(out.Suites, junitSuite{Name: c.Suite})
 		}
 		s := &out.Suites[i]
-		tc := junitCase{Classname: "refill." + c.suite, Name: c.name, Time: seconds(c.dur)}
-		switch c.status {
-		case checkFailed:
-			tc.Failure = &junitMessage{Message: firstLine(c.message), Type: c.suite, Text: c.message + "\n" + c.detail}
+		tc := junitCase{Classname: "refill." + c.Suite, Name: c.Name, Time: seconds(c.Duration)}
+		switch c.Status {
+		case runner.CheckFailed:
+			tc.Failure = &junitMessage{Message: firstLine(c.Message), Type: c.Suite, Text: c.Message + "\n" + c.Detail}
 			s.Failures++
 			out.Failures++
-		case checkSkipped:
-			tc.Skipped = &junitMessage{Message: firstLine(c.message)}
+		case runner.CheckSkipped:
+			tc.Skipped = &junitMessage{Message: firstLine(c.Message)}
 			s.Skipped++
 			out.Skipped++
 		default:
-			tc.SystemOut = c.message
+			tc.SystemOut = c.Message
 		}
 		s.Tests++
 		out.Tests++
-		s.Time = seconds(parseSeconds(s.Time) + c.dur)
+		s.Time = seconds(parseSeconds(s.Time) + c.Duration)
 		s.Cases = append(s.Cases, tc)
 	}
 	b, err := xml.MarshalIndent(out, "", "  ")

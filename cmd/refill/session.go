@@ -85,12 +85,8 @@ func (s *session) plan(sel runner.Selection) (*runner.Plan, error) {
 		return runner.NewPlan(s.project, s.scope, nil, sel)
 	}
 	plan, err := s.runner.Plan(s.app.ctx, sel)
-	if err != nil && !errors.Is(err, runner.ErrUsage) {
-		var list models.ErrorList
-		var me *models.Error
-		if !errors.As(err, &list) && !errors.As(err, &me) {
-			return nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
-		}
+	if err != nil && !isUsage(err) {
+		return nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
 	}
 	return plan, err
 }

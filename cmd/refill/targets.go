@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
 )
 
 // This file is the only place that picks concrete adapters.
@@ -148,4 +150,11 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 	}
 	d, schema := kind.dialect(t)
 	return d, schema, nil
+}
+
+// sandbox is where refill test runs the models and unit tests: an empty
+// in-memory DuckDB.
+func sandbox() runner.Sandbox {
+	return runner.Sandbox{Adapter: duckdb.Capabilities().Name, Name: "DuckDB", Schema: "main",
+		Open: func(ctx context.Context) (adapters.Adapter, error) { return duckdb.Open(ctx, duckdb.Config{}) }}
 }

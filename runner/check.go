@@ -1,0 +1,412 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Check is one result of RunChecks: a line of refill test's report and a
+// JUnit test case.
+type Check struct {
+	Suite    string // validate, render, run, audit, unit
+	Name     string
+	Status   CheckStatus
+	Message  string // what passed; why it failed or was skipped
+	Detail   string // more on a failure: the audit failures, the unit test's SQL
+	Duration time.Duration
+}
+
+// CheckStatus is how a check ended; its value is the report's word for it.
+type CheckStatus string
+
+const (
+	CheckPassed  CheckStatus = "ok"
+	CheckFailed  CheckStatus = "FAIL"
+	CheckSkipped CheckStatus = "skip"
+)
+
+// Sandbox is the empty warehouse RunChecks runs models and unit tests on
+// (refill test uses an in-memory DuckDB).
+type Sandbox struct {
+	// Open opens a new, empty sandbox: one for the sample run and one for
+	// each unit test. RunChecks closes it.
+	Open func(ctx context.Context) (adapters.Adapter, error)
+	// Adapter is the adapter name a target gives the sandbox's warehouse
+	// (duckdb). A model that fails in the sandbox while no target uses it
+	// is reported as not portable (skipped), not failed.
+	Adapter string
+	// Name is the warehouse as the report names it (DuckDB).
+	Name string
+	// Schema is the sandbox's default schema.
+	Schema string
+}
+
+// CheckOptions say what RunChecks checks and how.
+type CheckOptions struct {
+	// Load loads the project and returns the folder that holds its unit
+	// tests and seeds. RunChecks reports its error as failed validate
+	// checks.
+	Load func() (*models.Project, fs.FS, error)
+	// Select picks the models to check, as models.Project.Select takes
+	// selectors; every model when empty.
+	Select []string
+	// From and To bound the sample partitions: by default the three days
+	// from the earliest model start; To defaults to From when only From is
+	// set.
+	From, To string
+	// Dialect returns a target's dialect and default schema without
+	// connecting, or why the target's settings are invalid.
+	Dialect func(t *models.Target) (models.Dialect, string, error)
+	Sandbox Sandbox
+}
+
+// RunChecks runs refill test's checks and returns them in report order:
+// it validates the project and its targets, renders each selected model
+// for a sample partition in every target's dialect, runs the selected
+// models with their upstreams for the sample partitions in a sandbox
+// loaded with the seeds (stage, verify, audit, swap), and runs the unit
+// tests of the selected models, each in a sandbox of its own. Failures
+// are checks, never errors.
+func RunChecks(ctx context.Context, opts CheckOptions) []Check {
+	var checks []Check
+	add := func(c Check) { checks = append(checks, c) }
+	start := time.Now()
+	p, fsys, err := opts.Load()
+	if err != nil {
+		return loadChecks(err)
+	}
+	unitTests, utErr := p.LoadUnitTests(fsys)
+	seeds, seedErr := p.LoadSeeds(fsys)
+	for _, e := range []error{utErr, seedErr} {
+		var list models.ErrorList
+		if errors.As(e, &list) {
+			for _, le := range list {
+				add(Check{Suite: "validate", Name: le.File, Status: CheckFailed, Message: le.Error()})
+			}
+		} else if e != nil {
+			add(Check{Suite: "validate", Name: "project", Status: CheckFailed, Message: e.Error()})
+		}
+	}
+	var targetErrs []string
+	for _, name := range p.TargetNames() {
+		if _, _, err := opts.Dialect(p.Targets[name]); err != nil {
+			targetErrs = append(targetErrs, err.Error())
+		}
+	}
+	if len(targetErrs) > 0 {
+		add(Check{Suite: "validate", Name: models.ProjectFile, Status: CheckFailed, Message: strings.Join(targetErrs, "\n")})
+	}
+	add(Check{Suite: "validate", Name: "project", Status: CheckPassed, Duration: time.Since(start),
+		Message: fmt.Sprintf("%d models, %d targets, %d unit tests, %d seeds", len(p.Models), len(p.Targets), len(unitTests), len(seeds))})
+
+	selected, err := p.Select(opts.Select, nil)
+	if err != nil {
+		add(Check{Suite: "validate", Name: "selection", Status: CheckFailed, Message: err.Error()})
+		return checks
+	}
+	from, to := samplePeriod(p, opts.From, opts.To)
+	checks = append(checks, renderChecks(p, selected, from, opts.Dialect)...)
+
+	native := false
+	for _, t := range p.Targets {
+		native = native || t.Adapter == opts.Sandbox.Adapter
+	}
+	runChecks, notPortable := sampleRunChecks(ctx, p, selected, seeds, from, to, opts.Sandbox, native)
+	checks = append(checks, runChecks...)
+	checks = append(checks, unitTestChecks(ctx, p, selected, unitTests, notPortable, opts.Sandbox)...)
+	return checks
+}
+
+// loadChecks reports a project that did not load: a failed validate check
+// per file with errors.
+func loadChecks(err error) []Check {
+	var list models.ErrorList
+	if !errors.As(err, &list) {
+		var me *models.Error
+		if !errors.As(err, &me) {
+			return []Check{{Suite: "validate", Name: "project", Status: CheckFailed, Message: err.Error()}}
+		}
+		list = models.ErrorList{me}
+	}
+	checks := make([]Check, len(list))
+	for i, e := range list {
+		checks[i] = Check{Suite: "validate", Name: e.File, Status: CheckFailed, Message: e.Error()}
+	}
+	return checks
+}
+
+// samplePeriod returns the range of sample partitions: from and to as
+// given, the three days from the earliest model start when from is empty,
+// and from alone when to is.
+func samplePeriod(p *models.Project, from, to string) (string, string) {
+	if from == "" {
+		var earliest time.Time
+		for _, m := range p.Models {
+			if m.Kind() == models.TimePartitioned && (earliest.IsZero() || m.Config.Start.Before(earliest)) {
+				earliest = m.Config.Start
+			}
+		}
+		if earliest.IsZero() {
+			earliest = time.Now().UTC().AddDate(0, 0, -3)
+		}
+		from = earliest.UTC().Format("2006-01-02")
+		if to == "" {
+			to = earliest.UTC().AddDate(0, 0, 2).Format("2006-01-02")
+		}
+	}
+	if to == "" {
+		to = from
+	}
+	return from, to
+}
+
+// renderChecks renders every selected model in every target's dialect.
+func renderChecks(p *models.Project, selected []*models.Model, from string, dialect func(*models.Target) (models.Dialect, string, error)) []Check {
+	var out []Check
+	for _, m := range selected {
+		part, err := samplePartition(m, from)
+		if err != nil {
+			out = append(out, Check{Suite: "render", Name: m.Name, Status: CheckFailed, Message: err.Error()})
+			continue
+		}
+		var failed []string
+		var dialects []string
+		start := time.Now()
+		for _, name := range p.TargetNames() {
+			d, schema, err := dialect(p.Targets[name])
+			if err != nil {
+				continue // reported by validate
+			}
+			dialects = append(dialects, fmt.Sprintf("%s (%s)", name, d.Name()))
+			if _, err := m.Render(&models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}, part); err != nil {
+				failed = append(failed, fmt.Sprintf("on %s (%s): %v", name, d.Name(), err))
+			}
+		}
+		c := Check{Suite: "render", Name: m.Name, Status: CheckPassed, Duration: time.Since(start),
+			Message: fmt.Sprintf("partition %s on %s", part.Key, strings.Join(dialects, ", "))}
+		if len(failed) > 0 {
+			c.Status, c.Message = CheckFailed, strings.Join(failed, "\n")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// samplePartition returns the partition of m that renderChecks renders:
+// the one holding from (or m's start), the first of a list, or the whole
+// table.
+func samplePartition(m *models.Model, from string) (models.Partition, error) {
+	switch m.Kind() {
+	case models.TimePartitioned:
+		per, err := models.ParsePeriod(from, m.Config.Location)
+		if err != nil {
+			return models.Partition{}, fmt.Errorf("--from: %w", err)
+		}
+		t := per.Start
+		if t.Before(m.Config.Start) {
+			t = m.Config.Start
+		}
+		return m.PartitionAt(t), nil
+	case models.ListPartitioned:
+		return m.Partitions(time.Time{}, time.Time{})[0], nil
+	}
+	return models.Partition{Key: models.WholeTableKey}, nil
+}
+
+// sampleRunChecks runs the selected models and their upstreams for the
+// sample in a sandbox loaded with the seeds. It returns the checks and the
+// models that do not run in the sandbox, with why, when no target uses
+// the sandbox's warehouse (native is false).
+func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.Model, seeds []*models.Seed, from, to string, sb Sandbox, native bool) ([]Check, map[string]string) {
+	notPortable := map[string]string{}
+	db, err := sb.Open(ctx)
+	if err != nil {
+		return []Check{{Suite: "run", Name: sb.Adapter, Status: CheckFailed, Message: err.Error()}}, notPortable
+	}
+	defer db.Close()
+	var out []Check
+	for _, s := range seeds {
+		if err := db.LoadSeed(ctx, s, s.Relation); err != nil {
+			out = append(out, Check{Suite: "run", Name: "seed " + s.Relation.String(), Status: CheckFailed, Message: err.Error()})
+		}
+	}
+	scope := &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars}
+	r := &Runner{Project: p, Target: "test", Adapter: db, Scope: scope}
+	names := make([]string, len(selected))
+	for i, m := range selected {
+		names[i] = "+" + m.Name // upstream models supply the rows they read
+	}
+	plan, err := r.Plan(ctx, Selection{Select: names, From: from, To: to, Mode: ModeAll, Now: time.Now().UTC()})
+	if err != nil {
+		return append(out, Check{Suite: "run", Name: "plan", Status: CheckFailed, Message: err.Error()}), notPortable
+	}
+	audits := &auditChecks{byKey: map[string]*Check{}}
+	start := time.Now()
+	sum, err := r.Run(ctx, plan, RunOptions{Concurrency: 2, Observe: audits.observe, RunID: "refill-test"})
+	if err != nil {
+		return append(out, Check{Suite: "run", Name: "run", Status: CheckFailed, Message: err.Error()}), notPortable
+	}
+	elapsed := time.Since(start)
+	byModel := map[string][]PartitionResult{}
+	for _, pr := range sum.Partitions {
+		byModel[pr.Model] = append(byModel[pr.Model], pr)
+	}
+	for _, m := range plan.Models {
+		c := modelCheck(m, byModel[m.Name], sb, native, notPortable)
+		c.Duration = elapsed / time.Duration(max(len(plan.Models), 1))
+		out = append(out, c)
+	}
+	return append(out, audits.checks()...), notPortable
+}
+
+// modelCheck is the run check of model m, whose sample partitions ended
+// as results. A model that failed in the sandbox for a reason other than
+// its audits is added to notPortable unless native.
+func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native bool, notPortable map[string]string) Check {
+	c := Check{Suite: "run", Name: m.Name, Status: CheckPassed}
+	var problems []string
+	for _, pr := range results {
+		if pr.Status == Failed {
+			problems = append(problems, fmt.Sprintf("%s: %v", pr.Partition, pr.Err))
+		}
+	}
+	switch {
+	case len(results) == 0:
+		c.Message = "no partition in the sample range"
+	case len(problems) > 0:
+		var aerr *AuditError
+		auditOnly := true
+		for _, pr := range results {
+			if pr.Status == Failed && !errors.As(pr.Err, &aerr) {
+				auditOnly = false
+			}
+		}
+		c.Message = fmt.Sprintf("%s (%s): %s", m.Name, m.Path, strings.Join(problems, "\n"))
+		switch {
+		case auditOnly:
+			c.Status, c.Message = CheckPassed, fmt.Sprintf("%d partitions ran; audits failed (see below)", len(results))
+		case native:
+			c.Status = CheckFailed
+		default:
+			c.Status = CheckSkipped
+			c.Message = "not portable to " + sb.Name + ": " + c.Message
+			notPortable[m.Name] = firstLine(problems[0])
+		}
+	default:
+		skipped := 0
+		for _, pr := range results {
+			if pr.Status == Skipped {
+				skipped++
+			}
+		}
+		c.Message = fmt.Sprintf("%d partitions ran (%s)", len(results)-skipped, partitionSpan(results))
+		if skipped > 0 {
+			c.Status = CheckSkipped
+			c.Message = fmt.Sprintf("%d of %d partitions skipped: an upstream model failed", skipped, len(results))
+		}
+	}
+	return c
+}
+
+func partitionSpan(rs []PartitionResult) string {
+	if len(rs) == 1 {
+		return rs[0].Partition
+	}
+	return rs[0].Partition + " .. " + rs[len(rs)-1].Partition
+}
+
+// auditChecks gathers a check per model and audit from a run's audit
+// events.
+type auditChecks struct {
+	byKey map[string]*Check
+	order []string
+}
+
+func (a *auditChecks) observe(ev Event) {
+	if ev.Kind != EventAudit {
+		return
+	}
+	key := ev.Model + " " + ev.Audit.Name
+	c, ok := a.byKey[key]
+	if !ok {
+		c = &Check{Suite: "audit", Name: key, Status: CheckPassed}
+		a.byKey[key] = c
+		a.order = append(a.order, key)
+	}
+	if !ev.Audit.Passed {
+		msg := fmt.Sprintf("%s:%d: %s on %s: %s", ev.Audit.File, ev.Audit.Line, ev.Audit.Name, strings.Join(ev.Partitions, ", "), ev.Audit.Message)
+		if ev.Audit.Severity == models.SeverityWarn {
+			msg = "warning: " + msg
+		} else {
+			c.Status = CheckFailed
+		}
+		c.Detail = strings.TrimSpace(c.Detail + "\n" + msg)
+	}
+}
+
+// checks returns the audit checks sorted by model and audit, each with
+// its failures or warnings as its message.
+func (a *auditChecks) checks() []Check {
+	sort.SliceStable(a.order, func(i, j int) bool { return a.order[i] < a.order[j] })
+	out := make([]Check, 0, len(a.order))
+	for _, k := range a.order {
+		c := *a.byKey[k]
+		if c.Detail != "" {
+			c.Message = c.Detail // the failures, or the warnings
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// unitTestChecks runs each unit test of the selected models in a sandbox
+// of its own, skipping those of models in notPortable.
+func unitTestChecks(ctx context.Context, p *models.Project, selected []*models.Model, tests []*models.UnitTest, notPortable map[string]string, sb Sandbox) []Check {
+	chosen := map[*models.Model]bool{}
+	for _, m := range selected {
+		chosen[m] = true
+	}
+	var out []Check
+	for _, ut := range tests {
+		if !chosen[ut.Model] {
+			continue
+		}
+		name := fmt.Sprintf("%s %q", ut.Model.Name, ut.Name)
+		if why, ok := notPortable[ut.Model.Name]; ok {
+			out = append(out, Check{Suite: "unit", Name: name, Status: CheckSkipped, Message: "the model does not run on " + sb.Name + ": " + why})
+			continue
+		}
+		start := time.Now()
+		c := Check{Suite: "unit", Name: name, Status: CheckPassed}
+		res, err := runUnitTestIn(ctx, sb, p, ut)
+		switch {
+		case err != nil:
+			c.Status, c.Message = CheckFailed, fmt.Sprintf("%s:%d: %v", ut.File, ut.Line, err)
+		case !res.Passed:
+			c.Status, c.Message = CheckFailed, fmt.Sprintf("%s:%d: %s", ut.File, ut.Line, res.Message)
+			c.Detail = res.SQL
+		default:
+			c.Message = fmt.Sprintf("%s:%d, partition %s", ut.File, ut.Line, ut.Partition)
+		}
+		c.Duration = time.Since(start)
+		out = append(out, c)
+	}
+	return out
+}
+
+func runUnitTestIn(ctx context.Context, sb Sandbox, p *models.Project, ut *models.UnitTest) (*UnitTestResult, error) {
+	db, err := sb.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return RunUnitTest(ctx, db, &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars}, ut)
+}
