@@ -36,6 +36,9 @@ type Config struct {
 	StageSchema  string
 	// Log, when set, receives every statement before it runs.
 	Log func(sql string)
+	// Connector, when set, receives the driver's connector and returns the
+	// one to use instead: tests put a recorder there (adapters/recorder).
+	Connector func(driver.Connector) driver.Connector
 }
 
 // Adapter is a connection pool to one ClickHouse server.
@@ -113,7 +116,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	b := make([]byte, 3)
 	rand.Read(b)
-	a := &Adapter{db: clickhouse.OpenDB(opts), cfg: cfg, suffix: hex.EncodeToString(b),
+	a := &Adapter{db: openDB(opts, cfg.Connector), cfg: cfg, suffix: hex.EncodeToString(b),
 		tables: map[string]*tableInfo{}, described: map[string][]column{}}
 	a.deferred.stages, a.deferred.gen = map[string]*held{}, 1
 	res, err := a.query(ctx, adapters.Tag{Step: "open"}, "SELECT version(), "+
@@ -255,6 +258,32 @@ func (a *Adapter) queryID(tag adapters.Tag) string {
 		}
 		return '_'
 	}, strings.Join(parts, "-"))
+}
+
+// openDB opens the pool of connections opts describes, through connector
+// when it is set (see Config.Connector).
+func openDB(opts *clickhouse.Options, connector func(driver.Connector) driver.Connector) *sql.DB {
+	if connector == nil {
+		return clickhouse.OpenDB(opts)
+	}
+	db := sql.OpenDB(connector(clickhouse.Connector(opts)))
+	// As clickhouse.OpenDB sets them, from the options' defaults.
+	idle := opts.MaxIdleConns
+	if idle <= 0 {
+		idle = 5
+	}
+	db.SetMaxIdleConns(idle)
+	if opts.MaxOpenConns > 0 {
+		db.SetMaxOpenConns(opts.MaxOpenConns)
+	} else {
+		db.SetMaxOpenConns(idle + 5)
+	}
+	if opts.ConnMaxLifetime > 0 {
+		db.SetConnMaxLifetime(opts.ConnMaxLifetime)
+	} else {
+		db.SetConnMaxLifetime(time.Hour)
+	}
+	return db
 }
 
 // statementContext tags one statement: its query_id always, and

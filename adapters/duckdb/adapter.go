@@ -37,6 +37,9 @@ type Config struct {
 	Holder string
 	// Log, when set, receives every statement before it runs.
 	Log func(sql string)
+	// Connector, when set, receives the driver's connector and returns the
+	// one to use instead: tests put a recorder there (adapters/recorder).
+	Connector func(driver.Connector) driver.Connector
 }
 
 // Adapter is a DuckDB database opened by refill.
@@ -102,7 +105,11 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, openError(cfg.Path, err)
 	}
-	db := sql.OpenDB(connector)
+	var conn driver.Connector = connector
+	if cfg.Connector != nil {
+		conn = cfg.Connector(conn)
+	}
+	db := sql.OpenDB(conn)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, openError(cfg.Path, err)

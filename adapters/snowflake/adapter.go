@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -37,6 +38,9 @@ type Config struct {
 	Warehouse string
 	// Log, when set, receives every statement before it runs.
 	Log func(sql string)
+	// Connector, when set, receives the driver's connector and returns the
+	// one to use instead: tests put a recorder there (adapters/recorder).
+	Connector func(driver.Connector) driver.Connector
 	// LookupEnv reads the credential environment variables; nil means
 	// os.LookupEnv.
 	LookupEnv func(key string) (string, bool)
@@ -88,7 +92,11 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.StageSchema == "" {
 		cfg.StageSchema = models.DefaultStageSchema
 	}
-	db := sql.OpenDB(gosnowflake.NewConnector(gosnowflake.SnowflakeDriver{}, *sf))
+	var connector driver.Connector = gosnowflake.NewConnector(gosnowflake.SnowflakeDriver{}, *sf)
+	if cfg.Connector != nil {
+		connector = cfg.Connector(connector)
+	}
+	db := sql.OpenDB(connector)
 	// Sessions left idle for 4 hours can no longer renew their token
 	// (390114); closing idle connections long before avoids reusing them.
 	db.SetConnMaxIdleTime(30 * time.Minute)
