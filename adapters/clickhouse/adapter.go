@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,11 @@ type Server struct {
 	// INSERT may write (max_partitions_per_insert_block; 18.16 has no
 	// such limit).
 	partitionLimit bool
+	// nullableStringKeyCrash is true for servers that crash (a
+	// segmentation fault, measured on 18.16) when a row is inserted into a
+	// table whose partition key is computed from a Nullable(String) or
+	// Nullable(FixedString) column (Nullable numbers and dates are fine).
+	nullableStringKeyCrash bool
 	// DateTimeCompare is true when comparing a DateTime with a Date
 	// converts the Date, as current servers do. 18.16 compares the raw
 	// numbers, so Stage refuses there windows whose literal type differs
@@ -131,6 +137,9 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	row := res.Rows[0]
 	a.server = Server{Version: fmt.Sprint(row[0]), DateTimeCompare: adapters.Int(row[2]) == 1, ReadOnly: fmt.Sprint(row[3]) == "1",
 		partitionLimit: adapters.Int(row[4]) > 0}
+	if major, err := strconv.Atoi(strings.Split(a.server.Version, ".")[0]); err == nil && major < 19 {
+		a.server.nullableStringKeyCrash = true
+	}
 	a.server.LogComment = adapters.Int(row[1]) > 0 && !a.server.ReadOnly
 	if zone, err := time.LoadLocation(fmt.Sprint(row[5])); err == nil {
 		a.server.zone = zone

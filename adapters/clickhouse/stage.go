@@ -168,11 +168,19 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	var stmts []string
 	state := &stageState{}
 	if target == nil {
-		nullable := false
+		nullable, nullableString := false, false
 		for _, c := range cols {
-			nullable = nullable || (c.Name == req.Window.Column && strings.Contains(c.Type, "Nullable("))
+			if c.Name == req.Window.Column && strings.Contains(c.Type, "Nullable(") {
+				nullable, nullableString = true, strings.Contains(c.Type, "String")
+			}
 		}
 		opts := modelTableOptions(a.d, req.Model, nullable)
+		if nullableString && a.server.nullableStringKeyCrash && strings.Contains(opts.PartitionBy, req.Window.Column) {
+			q := a.d.QuoteIdent(req.Window.Column)
+			return nil, fmt.Errorf("the partition column %s is a Nullable string, and ClickHouse %s crashes when a partition key is computed from one: "+
+				"make it non-Nullable in the model's query (for example assumeNotNull(%s) AS %s), or set clickhouse.partition_by",
+				req.Window.Column, a.server.Version, q, q)
+		}
 		state.key = opts.PartitionBy
 		stmts = []string{CreateStageSQL(a.d, rel, opts, req.Query)}
 	} else {

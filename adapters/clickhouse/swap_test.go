@@ -562,3 +562,33 @@ func TestStageKeptUntilRecorded(t *testing.T) {
 		t.Errorf("target rows %v: the swap happened, so both days are there", got)
 	}
 }
+
+// TestNullableStringPartitionColumn: ClickHouse 18.16 crashes (a
+// segmentation fault) when it inserts into a table whose partition key is
+// computed from a Nullable string column, so there the adapter refuses such a stage before
+// creating anything; newer servers take it.
+func TestNullableStringPartitionColumn(t *testing.T) {
+	s := schemas(t)
+	a := open(t, s, nil)
+	ctx := t.Context()
+	m := &models.Model{Name: "r", Config: models.Config{PartitionBy: "region", Values: []any{"eu"}, Location: time.UTC}}
+	target := models.Relation{Schema: s.Default, Name: "by_region"}
+	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: target, Query: "SELECT toNullable('eu') AS region, 1 AS v",
+		Window: adapters.Window{Column: "region", Values: []any{"eu"}}, Tag: adapters.Tag{RunID: "test", Step: "stage"}})
+	old := strings.HasPrefix(a.Server().Version, "18.")
+	if old {
+		if err == nil || !strings.Contains(err.Error(), "Nullable") || !strings.Contains(err.Error(), "assumeNotNull(`region`) AS `region`") {
+			t.Fatalf("staging a Nullable partition column on %s: %v, want a refusal saying how to fix the model", a.Server().Version, err)
+		}
+	} else if err != nil {
+		t.Fatalf("staging a Nullable partition column on %s: %v", a.Server().Version, err)
+	} else {
+		if err := a.Publish(ctx, []adapters.Swap{{Stage: st}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server is still up.
+	if _, err := a.Query(ctx, "SELECT 1", adapters.Tag{}); err != nil {
+		t.Fatalf("the server stopped answering: %v", err)
+	}
+}
