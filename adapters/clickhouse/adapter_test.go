@@ -55,11 +55,18 @@ next:
 // open opens an adapter on fresh databases that t's cleanup drops.
 func open(t *testing.T, s adaptertest.Schemas, log *statementLog) *clickhouse.Adapter {
 	t.Helper()
-	cfg := clickhouse.Config{DSN: dsn(t), Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage}
+	var cfg clickhouse.Config
 	if log != nil {
 		cfg.Log = log.add
 	}
-	a, err := clickhouse.Open(context.Background(), cfg)
+	return openWith(t, s, cfg)
+}
+
+// openWith opens an adapter as open does, with cfg's other settings.
+func openWith(t *testing.T, s adaptertest.Schemas, cfg clickhouse.Config) *clickhouse.Adapter {
+	t.Helper()
+	cfg.DSN, cfg.Schema, cfg.LedgerSchema, cfg.StageSchema = dsn(t), s.Default, s.Ledger, s.Stage
+	a, err := clickhouse.Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

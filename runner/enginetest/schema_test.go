@@ -1,4 +1,4 @@
-package adaptertest
+package enginetest
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 )
@@ -24,31 +25,31 @@ func schemaModel(config, selectList string) string {
 }
 
 // runAll plans and runs model m.sql over the first three days of 2024.
-func (h *harness) runAll(model string, sel runner.Selection) *runner.Summary {
-	h.t.Helper()
-	r := h.project(map[string]string{"m.sql": model})
+func runAll(h *adaptertest.Harness, model string, sel runner.Selection) *runner.Summary {
+	h.T().Helper()
+	r := project(h, map[string]string{"m.sql": model})
 	if sel.From == "" && !sel.FullRefresh {
 		sel.From, sel.To = "2024-01-01", "2024-01-03"
 	}
-	sel.Now = day("2024-02-01")
-	plan, err := r.Plan(h.ctx, sel)
+	sel.Now = adaptertest.Day("2024-02-01")
+	plan, err := r.Plan(h.Ctx, sel)
 	if err != nil {
-		h.t.Fatalf("plan: %v", err)
+		h.T().Fatalf("plan: %v", err)
 	}
-	s, err := r.Run(h.ctx, plan, runner.RunOptions{Concurrency: 2})
+	s, err := r.Run(h.Ctx, plan, runner.RunOptions{Concurrency: 2})
 	if err != nil {
-		h.t.Fatalf("run: %v", err)
+		h.T().Fatalf("run: %v", err)
 	}
 	return s
 }
 
 // columns returns the table's columns as "name type" with types in
 // families, for comparisons across warehouses.
-func (h *harness) columnNames(table models.Relation) []string {
-	h.t.Helper()
-	cols, err := h.a.Columns(h.ctx, table)
+func columnNames(h *adaptertest.Harness, table models.Relation) []string {
+	h.T().Helper()
+	cols, err := h.A.Columns(h.Ctx, table)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T().Fatal(err)
 	}
 	var out []string
 	for _, c := range cols {
@@ -72,54 +73,54 @@ func refusedBySchema(t *testing.T, s *runner.Summary, want string) {
 	}
 }
 
-func testSchemaChanges(t *testing.T, h *harness) {
-	d := h.d()
-	h.seed("src", row{"2024-01-01", 1}, row{"2024-01-02", 2}, row{"2024-01-03", 3})
-	target := h.rel("m")
+func testSchemaChanges(t *testing.T, h *adaptertest.Harness) {
+	d := h.D()
+	h.Seed("src", row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
+	target := h.Rel("m")
 	intType, floatType, stringType := d.ColumnType(models.TypeInt32), d.ColumnType(models.TypeFloat), d.ColumnType(models.TypeString)
 	v1 := schemaModel("", fmt.Sprintf("sd AS d, CAST(sv AS %s) AS v", intType))
-	if s := h.runAll(v1, runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, v1, runner.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("v1: %+v", s)
 	}
-	before := h.rows(target)
+	before := h.Rows(target)
 
 	// A new column: refused by default, the table untouched.
 	v2 := fmt.Sprintf("sd AS d, CAST(sv AS %s) AS v, CAST(sv * 10 AS %s) AS w", intType, intType)
-	refusedBySchema(t, h.runAll(schemaModel("", v2), runner.Selection{}), "+ w")
-	if cols := h.columnNames(target); fmt.Sprint(cols) != "[d v]" {
+	refusedBySchema(t, runAll(h, schemaModel("", v2), runner.Selection{}), "+ w")
+	if cols := columnNames(h, target); fmt.Sprint(cols) != "[d v]" {
 		t.Errorf("a refused change altered the table: %v", cols)
 	}
-	h.wantRows(target, before...)
+	h.WantRows(target, before...)
 
 	// append adds it, and every partition (stale) is rebuilt with it.
-	if s := h.runAll(schemaModel("on_schema_change: append\n", v2), runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, schemaModel("on_schema_change: append\n", v2), runner.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("append: %+v", s.Partitions)
 	}
-	if cols := h.columnNames(target); fmt.Sprint(cols) != "[d v w]" {
+	if cols := columnNames(h, target); fmt.Sprint(cols) != "[d v w]" {
 		t.Errorf("after append: %v", cols)
 	}
-	res, err := h.a.Query(h.ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = %s * 10", target.Quote(d), d.QuoteIdent("w"), d.QuoteIdent("v")), adapters.Tag{})
+	res, err := h.A.Query(h.Ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = %s * 10", target.Quote(d), d.QuoteIdent("w"), d.QuoteIdent("v")), adapters.Tag{})
 	if err != nil || adapters.Int(res.Rows[0][0]) != 3 {
 		t.Errorf("after append, w is filled in %v rows (%v), want 3", res, err)
 	}
 
 	// Dropping v: append refuses; sync drops it.
 	v3 := fmt.Sprintf("sd AS d, CAST(sv * 10 AS %s) AS w", intType)
-	refusedBySchema(t, h.runAll(schemaModel("on_schema_change: append\n", v3), runner.Selection{}), "- v")
-	if s := h.runAll(schemaModel("on_schema_change: sync\n", v3), runner.Selection{}); s.Succeeded != 3 {
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: append\n", v3), runner.Selection{}), "- v")
+	if s := runAll(h, schemaModel("on_schema_change: sync\n", v3), runner.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("sync drop: %+v", s.Partitions)
 	}
-	if cols := h.columnNames(target); fmt.Sprint(cols) != "[d w]" {
+	if cols := columnNames(h, target); fmt.Sprint(cols) != "[d w]" {
 		t.Errorf("after sync: %v", cols)
 	}
 
 	// Widening w to a floating type: append refuses, sync widens.
 	v4 := fmt.Sprintf("sd AS d, CAST(sv * 10 AS %s) + 0.5 AS w", floatType)
-	refusedBySchema(t, h.runAll(schemaModel("on_schema_change: append\n", v4), runner.Selection{}), "~ w")
-	if s := h.runAll(schemaModel("on_schema_change: sync\n", v4), runner.Selection{}); s.Succeeded != 3 {
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: append\n", v4), runner.Selection{}), "~ w")
+	if s := runAll(h, schemaModel("on_schema_change: sync\n", v4), runner.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("sync widen: %+v", s.Partitions)
 	}
-	res, err = h.a.Query(h.ctx, fmt.Sprintf("SELECT sum(%s) FROM %s", d.QuoteIdent("w"), target.Quote(d)), adapters.Tag{})
+	res, err = h.A.Query(h.Ctx, fmt.Sprintf("SELECT sum(%s) FROM %s", d.QuoteIdent("w"), target.Quote(d)), adapters.Tag{})
 	if err != nil || fmt.Sprint(adapters.Normalize(res.Rows[0][0])) != "61.5" {
 		t.Errorf("after widening, sum(w) = %v (%v), want 61.5", res, err)
 	}
@@ -127,14 +128,14 @@ func testSchemaChanges(t *testing.T, h *harness) {
 	// Retyping w as text loses nothing of a number, but changes its type:
 	// refused under every policy but a rebuild.
 	v5 := fmt.Sprintf("sd AS d, CAST(sv AS %s) AS w", stringType)
-	refusedBySchema(t, h.runAll(schemaModel("on_schema_change: sync\n", v5), runner.Selection{}), "--full-refresh")
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: sync\n", v5), runner.Selection{}), "--full-refresh")
 	// (A rebuild holds every partition of January, the month before the
 	// test's clock.)
-	if s := h.runAll(schemaModel("on_schema_change: sync\n", v5), runner.Selection{FullRefresh: true}); s.Succeeded != 31 || s.Failed != 0 {
+	if s := runAll(h, schemaModel("on_schema_change: sync\n", v5), runner.Selection{FullRefresh: true}); s.Succeeded != 31 || s.Failed != 0 {
 		t.Fatalf("full refresh: %+v", s.Partitions)
 	}
-	cols, _ := h.a.Columns(h.ctx, target)
-	if len(cols) != 2 || h.a.Fit(cols[1].Type, stringType) == adapters.FitLossy {
+	cols, _ := h.A.Columns(h.Ctx, target)
+	if len(cols) != 2 || h.A.Fit(cols[1].Type, stringType) == adapters.FitLossy {
 		t.Errorf("after the full refresh: %v", cols)
 	}
 
@@ -142,69 +143,69 @@ func testSchemaChanges(t *testing.T, h *harness) {
 	// on_schema_change: rebuild plans on its own.
 	ts := d.ColumnType(models.TypeTimestamp)
 	v6 := fmt.Sprintf("CAST(sd AS %s) AS d, CAST(sv AS %s) AS w", ts, stringType)
-	refusedBySchema(t, h.runAll(schemaModel("on_schema_change: sync\npartition_type: timestamp\n", v6), runner.Selection{}), "partition column")
-	if s := h.runAll(schemaModel("on_schema_change: rebuild\npartition_type: timestamp\n", v6), runner.Selection{}); s.Succeeded != 31 || s.Failed != 0 {
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: sync\npartition_type: timestamp\n", v6), runner.Selection{}), "partition column")
+	if s := runAll(h, schemaModel("on_schema_change: rebuild\npartition_type: timestamp\n", v6), runner.Selection{}); s.Succeeded != 31 || s.Failed != 0 {
 		t.Fatalf("rebuild: %+v", s.Partitions)
 	}
-	cols, _ = h.a.Columns(h.ctx, target)
-	if len(cols) != 2 || h.a.Fit(ts, cols[0].Type) == adapters.FitLossy {
+	cols, _ = h.A.Columns(h.Ctx, target)
+	if len(cols) != 2 || h.A.Fit(ts, cols[0].Type) == adapters.FitLossy {
 		t.Errorf("after the rebuild, the partition column is %v, want %s", cols, ts)
 	}
-	recs, _ := h.a.Partitions(h.ctx, []string{"m"})
+	recs, _ := h.A.Partitions(h.Ctx, []string{"m"})
 	if len(recs) != 31 {
 		t.Errorf("after the rebuild the ledger has %d records, want 31", len(recs))
 	}
 }
 
-func testDeclaredColumns(t *testing.T, h *harness) {
-	d := h.d()
-	h.seed("src", row{"2024-01-01", 1}, row{"2024-01-02", 2}, row{"2024-01-03", 3})
-	target := h.rel("m")
+func testDeclaredColumns(t *testing.T, h *adaptertest.Harness) {
+	d := h.D()
+	h.Seed("src", row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
+	target := h.Rel("m")
 	decl := "columns:\n  d: date\n  v: bigint\n  label: varchar\n"
 	// The first attempt fails verification: the table exists, empty, with
 	// the declared columns, never with the failing query's.
-	bad := schemaModel(decl, fmt.Sprintf("%s AS d, sv AS v, CAST('x' AS %s) AS label", d.Date(day("2023-01-01")), d.ColumnType(models.TypeString)))
-	s := h.runAll(bad, runner.Selection{})
+	bad := schemaModel(decl, fmt.Sprintf("%s AS d, sv AS v, CAST('x' AS %s) AS label", d.Date(adaptertest.Day("2023-01-01")), d.ColumnType(models.TypeString)))
+	s := runAll(h, bad, runner.Selection{})
 	if s.Failed != 3 {
 		t.Fatalf("rows outside the window: %+v", s.Partitions)
 	}
-	cols, err := h.a.Columns(h.ctx, target)
-	if err != nil || len(cols) != 3 || h.a.Fit(cols[1].Type, d.ColumnType(models.TypeInt)) != adapters.FitSame {
+	cols, err := h.A.Columns(h.Ctx, target)
+	if err != nil || len(cols) != 3 || h.A.Fit(cols[1].Type, d.ColumnType(models.TypeInt)) != adapters.FitSame {
 		t.Errorf("after a failed first attempt the table has %v (%v); want the declared d, v bigint, label", cols, err)
 	}
 	// A query whose columns differ from the declared ones is refused.
 	extra := schemaModel(decl, fmt.Sprintf("sd AS d, sv AS v, CAST('x' AS %s) AS label, 1 AS surprise", d.ColumnType(models.TypeString)))
-	refusedBySchema(t, h.runAll(extra, runner.Selection{}), "surprise")
+	refusedBySchema(t, runAll(h, extra, runner.Selection{}), "surprise")
 	lossy := schemaModel(decl, fmt.Sprintf("sd AS d, CAST(sv AS %s) + 0.5 AS v, CAST('x' AS %s) AS label", d.ColumnType(models.TypeFloat), d.ColumnType(models.TypeString)))
-	refusedBySchema(t, h.runAll(lossy, runner.Selection{}), "values would change")
+	refusedBySchema(t, runAll(h, lossy, runner.Selection{}), "values would change")
 	good := schemaModel(decl, fmt.Sprintf("sd AS d, sv AS v, CAST('x' AS %s) AS label", d.ColumnType(models.TypeString)))
-	if s := h.runAll(good, runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, good, runner.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("good: %+v", s.Partitions)
 	}
-	h.wantRows(target, row{"2024-01-01", 1}, row{"2024-01-02", 2}, row{"2024-01-03", 3})
+	h.WantRows(target, row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
 }
 
-func testFullRefresh(t *testing.T, h *harness) {
-	h.seed("src", row{"2024-01-01", 1}, row{"2024-01-02", 2}, row{"2024-01-03", 3})
-	target := h.rel("m")
-	if s := h.runAll(dailyModel, runner.Selection{}); s.Succeeded != 3 {
+func testFullRefresh(t *testing.T, h *adaptertest.Harness) {
+	h.Seed("src", row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
+	target := h.Rel("m")
+	if s := runAll(h, dailyModel, runner.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("first: %+v", s)
 	}
-	h.seed("src", row{"2024-01-01", 10}, row{"2024-01-02", 20}, row{"2024-01-03", 30}, row{"2024-01-04", 40})
-	r := h.project(map[string]string{"m.sql": dailyModel})
-	plan, err := r.Plan(h.ctx, runner.Selection{FullRefresh: true, Now: day("2024-01-05")})
+	h.Seed("src", row("2024-01-01", 10), row("2024-01-02", 20), row("2024-01-03", 30), row("2024-01-04", 40))
+	r := project(h, map[string]string{"m.sql": dailyModel})
+	plan, err := r.Plan(h.Ctx, runner.Selection{FullRefresh: true, Now: adaptertest.Day("2024-01-05")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.Steps) != 4 || plan.Steps[0].Reason != runner.ReasonRebuild || !plan.Rebuild[plan.Steps[0].Model] {
 		t.Fatalf("full refresh plan: %+v", plan.Steps)
 	}
-	s, err := r.Run(h.ctx, plan, runner.RunOptions{Batch: 2})
+	s, err := r.Run(h.Ctx, plan, runner.RunOptions{Batch: 2})
 	if err != nil || s.Succeeded != 4 {
 		t.Fatalf("full refresh: %+v, %v", s, err)
 	}
-	h.wantRows(target, row{"2024-01-01", 10}, row{"2024-01-02", 20}, row{"2024-01-03", 30}, row{"2024-01-04", 40})
-	recs, _ := h.a.Partitions(h.ctx, []string{"m"})
+	h.WantRows(target, row("2024-01-01", 10), row("2024-01-02", 20), row("2024-01-03", 30), row("2024-01-04", 40))
+	recs, _ := h.A.Partitions(h.Ctx, []string{"m"})
 	published := map[string]bool{}
 	for _, rec := range recs {
 		published[rec.PublishedAt.String()] = true
@@ -216,8 +217,8 @@ func testFullRefresh(t *testing.T, h *harness) {
 		t.Errorf("the rebuild recorded %d partitions at %d moments; want 4 at one", len(recs), len(published))
 	}
 	// A model may forbid it.
-	forbidding := h.project(map[string]string{"m.sql": strings.Replace(dailyModel, "start: 2024-01-01\n", "start: 2024-01-01\nfull_refresh: false\n", 1)})
-	if _, err := forbidding.Plan(h.ctx, runner.Selection{FullRefresh: true, Now: day("2024-01-05")}); err == nil || !strings.Contains(err.Error(), "full_refresh: false") {
+	forbidding := project(h, map[string]string{"m.sql": strings.Replace(dailyModel, "start: 2024-01-01\n", "start: 2024-01-01\nfull_refresh: false\n", 1)})
+	if _, err := forbidding.Plan(h.Ctx, runner.Selection{FullRefresh: true, Now: adaptertest.Day("2024-01-05")}); err == nil || !strings.Contains(err.Error(), "full_refresh: false") {
 		t.Errorf("a full refresh of a model that forbids it: %v", err)
 	}
 }

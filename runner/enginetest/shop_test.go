@@ -1,4 +1,4 @@
-package clickhouse_test
+package enginetest
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,22 +16,24 @@ import (
 	"github.com/refill/refill/runner"
 )
 
-// TestShopEndToEnd seeds the example project and backfills January 2024
+// TestClickHouseShop seeds the example project and backfills January 2024
 // into ClickHouse with the runner, then checks the marts against the raw
 // seed data and that a rerun has nothing to do. The project's databases
 // (raw, staging, marts) are fixed names: the test skips if any exists, so
 // it never touches data it did not create, and drops them afterwards.
-func TestShopEndToEnd(t *testing.T) {
+func TestClickHouseShop(t *testing.T) {
 	s := schemas(t)
-	log := &statementLog{}
-	a := open(t, s, log)
+	var log []string
+	var mu sync.Mutex
+	a := openClickHouse(t, s, func(q string) { mu.Lock(); log = append(log, q); mu.Unlock() })
 	defer func() {
 		if t.Failed() {
-			tail := log.matching("")
-			t.Logf("the last statements:\n%s", strings.Join(tail[max(0, len(tail)-30):], ";\n"))
+			mu.Lock()
+			defer mu.Unlock()
+			t.Logf("the last statements:\n%s", strings.Join(log[max(0, len(log)-30):], ";\n"))
 		}
 	}()
-	ctx := context.Background()
+	ctx := t.Context()
 	dbs := []string{"raw", "staging", "marts"}
 	res, err := a.Query(ctx, "SELECT name FROM system.databases WHERE name IN ('raw', 'staging', 'marts')", adapters.Tag{})
 	if err != nil {
