@@ -1,4 +1,10 @@
--- ledger
+-- open
+ATTACH ':memory:' AS "refill_stages";
+CREATE SCHEMA "refill_stages"."refill_stage";
+SELECT current_database();
+
+-- set up the ledger
+-- begin
 CREATE SCHEMA IF NOT EXISTS "refill";
 CREATE TABLE IF NOT EXISTS "refill"."partitions" (
   "model" VARCHAR NOT NULL,
@@ -48,70 +54,223 @@ CREATE TABLE IF NOT EXISTS "refill"."versions" (
   "accepted_at" TIMESTAMP,
   "accepted_partitions" BIGINT
 );
+-- commit
 
--- publish one day
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."daily" AS SELECT * FROM "refill_stage"."marts__daily__1" LIMIT 0;
-DELETE FROM "marts"."daily" WHERE "order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-03';
-INSERT INTO "marts"."daily" BY NAME SELECT * FROM "refill_stage"."marts__daily__1";
-DELETE FROM "refill"."partitions" WHERE model = 'marts.daily' AND partition_key IN ('2024-01-02');
+-- load a seed
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+CREATE OR REPLACE TABLE "shop"."events" ("d" DATE, "ts" TIMESTAMP, "region" VARCHAR, "v" BIGINT);
+INSERT INTO "shop"."events" VALUES
+  (DATE '2024-01-02', TIMESTAMP '2024-01-02 03:00:00', 'eu', 1),
+  (DATE '2024-01-03', TIMESTAMP '2024-01-03 04:00:00', 'us', 2),
+  (DATE '2024-01-04', TIMESTAMP '2024-01-04 04:00:00', 'it''s', 3);
+-- commit
+
+-- take the lease of a table
+SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" WHERE table_name = 'shop.daily';
+-- begin
+DELETE FROM "refill"."leases" WHERE table_name = 'shop.daily';
+INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at") VALUES ('shop.daily', '20240105T060708Z-abcdef', 'host', 42, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:08:08');
+-- commit
+
+-- describe a query and a table that does not exist
+DESCRIBE SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "shop", "daily"
+
+-- stage, check and publish a day into a new table
+CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1" AS
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
+SELECT "d" AS k, count(*) AS n FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1" GROUP BY "d";
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+CREATE TABLE IF NOT EXISTS "shop"."daily" AS SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1" LIMIT 0;
+DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03';
+INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1";
+DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
-  ('marts.daily', '2024-01-02', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL);
+  ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1";
 
--- publish a batch of three days
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."daily" AS SELECT * FROM "refill_stage"."marts__daily__2" LIMIT 0;
-DELETE FROM "marts"."daily" WHERE "order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-05';
-INSERT INTO "marts"."daily" BY NAME SELECT * FROM "refill_stage"."marts__daily__2";
-DELETE FROM "refill"."partitions" WHERE model = 'marts.daily' AND partition_key IN ('2024-01-02', '2024-01-03', '2024-01-04');
+-- stage and publish a batch of three days
+CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX2" AS
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-05' GROUP BY "d";
+SELECT "d" AS k, count(*) AS n FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX2" GROUP BY "d";
+-- begin
+DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-05';
+INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX2";
+DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02', '2024-01-03', '2024-01-04');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
-  ('marts.daily', '2024-01-02', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL),
-  ('marts.daily', '2024-01-03', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL),
-  ('marts.daily', '2024-01-04', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL);
+  ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
+  ('daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
+  ('daily', '2024-01-04', 'done', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX2";
 
--- publish an hour
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."daily" AS SELECT * FROM "refill_stage"."marts__hourly__3" LIMIT 0;
-DELETE FROM "marts"."daily" WHERE "ts" >= TIMESTAMP '2024-01-05 06:00:00' AND "ts" < TIMESTAMP '2024-01-05 07:00:00';
-INSERT INTO "marts"."daily" BY NAME SELECT * FROM "refill_stage"."marts__hourly__3";
-
--- publish list values
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."daily" AS SELECT * FROM "refill_stage"."marts__by_region__4" LIMIT 0;
-DELETE FROM "marts"."daily" WHERE "region" IN ('eu', 'it''s');
-INSERT INTO "marts"."daily" BY NAME SELECT * FROM "refill_stage"."marts__by_region__4";
-
--- publish a whole table
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."daily" AS SELECT * FROM "refill_stage"."marts__all__5" LIMIT 0;
-DELETE FROM "marts"."daily" WHERE 1 = 1;
-INSERT INTO "marts"."daily" BY NAME SELECT * FROM "refill_stage"."marts__all__5";
-
--- publish two tables together
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."daily" AS SELECT * FROM "refill_stage"."marts__daily__6" LIMIT 0;
-DELETE FROM "marts"."daily" WHERE "order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-03';
-INSERT INTO "marts"."daily" BY NAME SELECT * FROM "refill_stage"."marts__daily__6";
-DELETE FROM "refill"."partitions" WHERE model = 'marts.daily' AND partition_key IN ('2024-01-02');
+-- stage and publish an hour
+CREATE TABLE "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3" AS
+SELECT "ts", "v" FROM "shop"."events" WHERE "ts" >= TIMESTAMP '2024-01-02 03:00:00' AND "ts" < TIMESTAMP '2024-01-02 04:00:00';
+SELECT "ts" AS k, count(*) AS n FROM "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3" GROUP BY "ts";
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+CREATE TABLE IF NOT EXISTS "shop"."hourly" AS SELECT * FROM "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3" LIMIT 0;
+DELETE FROM "shop"."hourly" WHERE "ts" >= TIMESTAMP '2024-01-02 03:00:00' AND "ts" < TIMESTAMP '2024-01-02 04:00:00';
+INSERT INTO "shop"."hourly" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3";
+DELETE FROM "refill"."partitions" WHERE model = 'hourly' AND partition_key IN ('2024-01-02T03');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
-  ('marts.daily', '2024-01-02', 'done', '0123456789abcdef', 42, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL);
-CREATE SCHEMA IF NOT EXISTS "marts";
-CREATE TABLE IF NOT EXISTS "marts"."monthly" AS SELECT * FROM "refill_stage"."marts__monthly__7" LIMIT 0;
-DELETE FROM "marts"."monthly" WHERE "month_start" >= DATE '2024-01-01' AND "month_start" < DATE '2024-02-01';
-INSERT INTO "marts"."monthly" BY NAME SELECT * FROM "refill_stage"."marts__monthly__7";
+  ('hourly', '2024-01-02T03', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 03:00:00', TIMESTAMP '2024-01-02 04:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3";
 
--- overlay
-CREATE VIEW "refill_stage"."marts__daily__overlay" AS
-SELECT * FROM "marts"."daily" WHERE NOT coalesce("order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-03', FALSE) AND NOT coalesce("order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-05', FALSE)
+-- stage and publish list values
+CREATE TABLE "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4" AS
+SELECT "region", sum("v") AS "v" FROM "shop"."events" WHERE "region" IN ('eu', 'it''s') GROUP BY "region";
+SELECT "region" AS k, count(*) AS n FROM "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4" GROUP BY "region";
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+CREATE TABLE IF NOT EXISTS "shop"."by_region" AS SELECT * FROM "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4" LIMIT 0;
+DELETE FROM "shop"."by_region" WHERE "region" IN ('eu', 'it''s');
+INSERT INTO "shop"."by_region" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4";
+DELETE FROM "refill"."partitions" WHERE model = 'by_region' AND partition_key IN ('eu', 'it''s');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('by_region', 'eu', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
+  ('by_region', 'it''s', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4";
+
+-- stage and publish a whole table
+CREATE TABLE "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5" AS
+SELECT count(*) AS "events", sum("v") AS "v" FROM "shop"."events";
+SELECT 1 AS k, count(*) AS n FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5" GROUP BY 1;
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+CREATE TABLE IF NOT EXISTS "shop"."totals" AS SELECT * FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5" LIMIT 0;
+DELETE FROM "shop"."totals" WHERE 1 = 1;
+INSERT INTO "shop"."totals" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5";
+DELETE FROM "refill"."partitions" WHERE model = 'totals' AND partition_key IN ('all');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('totals', 'all', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+
+-- publish two tables together, the second reading the first through an overlay
+CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX6" AS
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-03' AND "d" < DATE '2024-01-04' GROUP BY "d";
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "shop", "daily"
+CREATE VIEW "refill_stages"."refill_stage"."shop__daily__v_20240105t060708zabcdef_XXXXXX7" AS
+SELECT * FROM "w"."shop"."daily" WHERE NOT coalesce("d" >= DATE '2024-01-03' AND "d" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
-SELECT * FROM "refill_stage"."marts__daily__1"
-UNION ALL BY NAME
-SELECT * FROM "refill_stage"."marts__daily__2";
+SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX6";
+CREATE TABLE "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX8" AS
+SELECT count(*) AS "events", sum("v") AS "v" FROM "refill_stages"."refill_stage"."shop__daily__v_20240105t060708zabcdef_XXXXXX7";
+DROP VIEW IF EXISTS "refill_stages"."refill_stage"."shop__daily__v_20240105t060708zabcdef_XXXXXX7";
+-- begin
+DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-03' AND "d" < DATE '2024-01-04';
+INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX6";
+DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-03');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('daily', '2024-01-03', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+DELETE FROM "shop"."totals" WHERE 1 = 1;
+INSERT INTO "shop"."totals" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX8";
+DELETE FROM "refill"."partitions" WHERE model = 'totals' AND partition_key IN ('all');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('totals', 'all', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX6";
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX8";
 
--- seed
-CREATE SCHEMA IF NOT EXISTS "raw";
-CREATE OR REPLACE TABLE "raw"."people" ("id" BIGINT, "name" VARCHAR, "day" DATE);
-INSERT INTO "raw"."people" VALUES
-  (1, 'O''Brien', DATE '2024-01-02'),
-  (2, NULL, DATE '2024-01-03');
+-- publish a day directly, without a stage
+-- begin
+DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-04' AND "d" < DATE '2024-01-05';
+INSERT INTO "shop"."daily" BY NAME SELECT * FROM (
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-04' AND "d" < DATE '2024-01-05' GROUP BY "d"
+) AS refill_query
+WHERE CASE WHEN coalesce("d" >= DATE '2024-01-04' AND "d" < DATE '2024-01-05', FALSE) THEN TRUE ELSE error('refill: a row lies outside the window') END;
+DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-04');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('daily', '2024-01-04', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
 
+-- publish a day that adds a column
+DESCRIBE SELECT "d", sum("v") AS "v", count(*) AS "n" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
+CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX9" AS
+SELECT "d", sum("v") AS "v", count(*) AS "n" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
+-- begin
+ALTER TABLE "shop"."daily" ADD COLUMN IF NOT EXISTS "n" BIGINT;
+DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03';
+INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX9";
+DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX9";
+
+-- rebuild a table (a full refresh)
+CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10" AS
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-01' AND "d" < DATE '2024-01-05' GROUP BY "d";
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+DROP TABLE IF EXISTS "shop"."daily";
+CREATE TABLE "shop"."daily" AS SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10" LIMIT 0;
+INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10";
+DELETE FROM "refill"."partitions" WHERE model = 'daily';
+DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02', '2024-01-03', '2024-01-04');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
+  ('daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
+  ('daily', '2024-01-04', 'done', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
+-- commit
+
+-- count the rows of tables
+SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE';
+SELECT 'shop.daily', count(*) FROM "shop"."daily"
+UNION ALL SELECT 'shop.totals', count(*) FROM "shop"."totals";
+
+-- record a failed partition
+-- begin
+DELETE FROM "refill"."partitions" WHERE model = 'hourly' AND partition_key IN ('2024-01-02T04');
+INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
+  ('hourly', '2024-01-02T04', 'failed', '0123456789abcdef', NULL, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 04:00:00', TIMESTAMP '2024-01-02 05:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', NULL, 'it''s broken: ''quotes'' and \backslashes\', NULL);
+-- commit
+
+-- save and read a run
+-- begin
+DELETE FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
+INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('20240105T060708Z-abcdef', 'dev', 'running', '{"from":"2024-01-02"}', 'host', 42, TIMESTAMP '2024-01-05 06:07:08', NULL, 0, 0, 0, NULL);
+-- commit
+-- begin
+DELETE FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
+INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('20240105T060708Z-abcdef', 'dev', 'succeeded', '{"from":"2024-01-02"}', 'host', 42, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:08:08', 9, 0, 0, NULL);
+-- commit
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "runs"
+SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 10;
+
+-- save and read model versions
+-- begin
+DELETE FROM "refill"."versions" WHERE (model, fingerprint) IN (('daily', '0123456789abcdef'));
+INSERT INTO "refill"."versions" ("model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions") VALUES
+  ('daily', '0123456789abcdef', 'SELECT ''it''''s''', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL, NULL);
+-- commit
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "versions"
+SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('daily') ORDER BY model, created_at;
+
+-- read the ledger
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('daily', 'hourly', 'by_region', 'totals');
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "leases"
+SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT "model", CASE WHEN "window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', "window_start") ELSE date_trunc('month', "window_start") END AS "bucket", count(*), sum(CASE WHEN "state" = 'done' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'pending' THEN 1 ELSE 0 END), min("fingerprint"), max("fingerprint"), min("started_at"), max("published_at"), sum(CASE WHEN "state" IN ('done', 'partial', 'failed') THEN "row_count" ELSE 0 END), 0 FROM "refill"."partitions" WHERE "model" IN ('daily', 'totals') GROUP BY "model", "bucket";
+SELECT r."model", CASE WHEN r."window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', r."window_start") ELSE date_trunc('month', r."window_start") END AS "bucket", count(*) FROM "refill"."partitions" AS r JOIN (VALUES ('daily', 'hourly')) AS e(down_model, up_model) ON r."model" = e.down_model JOIN "refill"."partitions" AS u ON u."model" = e.up_model AND date_trunc('day', u."window_start") = date_trunc('day', r."window_start") WHERE u."published_at" > r."started_at" AND (r."published_at" IS NULL OR u."published_at" <> r."published_at") GROUP BY r."model", "bucket";
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT p."model", p."partition_key", p."state", p."fingerprint", p."row_count", p."run_id", p."attempts", p."window_start", p."window_end", p."started_at", p."finished_at", p."published_at", p."error", p."watermark" FROM "refill"."partitions" AS p JOIN (VALUES ('totals', CAST(NULL AS TIMESTAMP)), ('daily', TIMESTAMP '2024-01-03 00:00:00')) AS s(model_name, since) ON p."model" = s.model_name WHERE s.since IS NULL OR p."window_end" IS NULL OR p."window_end" > s.since;
+
+-- renew and release the lease
+UPDATE "refill"."leases" SET heartbeat_at = TIMESTAMP '2024-01-05 06:07:38', expires_at = TIMESTAMP '2024-01-05 06:08:38' WHERE run_id = '20240105T060708Z-abcdef';
+DELETE FROM "refill"."leases" WHERE run_id = '20240105T060708Z-abcdef';
+
+-- clean up the stages of dead runs
+SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name; -- args: "refill_stage"
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10";
+DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5";
