@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -62,26 +63,33 @@ type app struct {
 	// dsns are the connection strings in use, whose passwords are redacted
 	// from everything refill prints.
 	dsns []string
+	// connector, when set, is every adapter's Config.Connector: tests
+	// record the statements of a command through it.
+	connector func(driver.Connector) driver.Connector
 }
 
 // Do runs refill with args and returns the exit code. Closing stop asks a
 // run to stop launching work; cancelling ctx aborts it.
 func Do(ctx context.Context, stop <-chan struct{}, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, stop: stop, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv}
+	return (&app{ctx: ctx, stop: stop, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv}).do(args)
+}
+
+// do runs refill with args and returns the exit code.
+func (a *app) do(args []string) int {
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(a.ctx)
 	if err == nil {
 		return exitOK
 	}
 	code := exitCode(err)
 	if !a.silent {
-		fmt.Fprintf(stderr, "refill: %s\n", indentAfterFirst(a.redact(err.Error())))
+		fmt.Fprintf(a.stderr, "refill: %s\n", indentAfterFirst(a.redact(err.Error())))
 		if code == exitUsage && isFlagError(err) {
-			fmt.Fprintln(stderr, "Run 'refill --help' or 'refill COMMAND --help' for usage.")
+			fmt.Fprintln(a.stderr, "Run 'refill --help' or 'refill COMMAND --help' for usage.")
 		}
 	}
 	return code

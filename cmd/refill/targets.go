@@ -55,7 +55,7 @@ func kindOf(name string) (adapterKind, bool) {
 					path = filepath.Join(dir, path)
 				}
 				return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
-					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()})
+					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog(), Connector: a.connector})
 			},
 			check: func(t *models.Target, p *models.Project, s models.TargetSchemas) error {
 				// DuckDB names the database after its file: a schema of the
@@ -84,7 +84,7 @@ func kindOf(name string) (adapterKind, bool) {
 			},
 			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
 				return clickhouse.Open(a.ctx, clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
-					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog()})
+					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog(), Connector: a.connector})
 			},
 		}, true
 	case "snowflake":
@@ -96,7 +96,7 @@ func kindOf(name string) (adapterKind, bool) {
 			},
 			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
 				return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
-					StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv})
+					StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv, Connector: a.connector})
 			},
 		}, true
 	}
