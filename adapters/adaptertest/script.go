@@ -24,7 +24,8 @@ var scriptSchemas = Schemas{Default: "shop", Ledger: "refill", Stage: "refill_st
 // one the adapter really issued, and with a real warehouse behind rec, one
 // the warehouse ran without an error: Script fails on the first error.
 //
-// The calls: open; set up the ledger; load a seed; take a lease; stage,
+// The calls: open; set up the ledger; load a seed; take a lease; create a
+// table of declared columns; stage,
 // check and publish a day into a new table, a batch of days, an hour, list
 // values and a whole table, each with a query that fits its model; when the
 // adapter can, publish two tables together through an overlay, publish a
@@ -45,7 +46,13 @@ func Script(t *testing.T, rec *recorder.Recorder, open Opener) string {
 type script struct {
 	*Harness
 	rec *recorder.Recorder
+	// failed, when set, receives the first error of a call instead of
+	// failing the test, and the script stops (see ScriptFaults).
+	failed func(call string, err error)
 }
+
+// stopScript unwinds a script that failed (see script.failed).
+type stopScript struct{}
 
 // The script's clock and run.
 var (
@@ -56,6 +63,10 @@ var (
 // must fails the test when err is not nil.
 func (sc *script) must(what string, err error) {
 	sc.t.Helper()
+	if err != nil && sc.failed != nil {
+		sc.failed(what, err)
+		panic(stopScript{})
+	}
 	if err != nil {
 		sc.t.Fatalf("%s: %v\nthe statements so far:\n%s", what, err, sc.rec)
 	}
@@ -80,6 +91,65 @@ func (sc *script) stage(m *models.Model, target models.Relation, query string, w
 		Tag: adapters.Tag{RunID: scriptRun, Model: m.Name, Partition: "p", Step: "stage"}})
 	sc.must("Stage", err)
 	return st
+}
+
+// ScriptFaults runs Script's calls once for each operation they make
+// (Open's included), failing that operation with ErrInjected, on adapters
+// open opens with their connections recorded by rec. The call that made the failed
+// operation must return an error wrapping ErrInjected: an adapter that
+// swallows a failure could report a write that never happened. Failures
+// an adapter may outlive are the exceptions: tolerate says which (it
+// receives the failed operation), and dropping a table is always one, as
+// CleanStages drops what is left.
+func ScriptFaults(t *testing.T, rec *recorder.Recorder, open func(t *testing.T, s Schemas) (adapters.Adapter, error), tolerate func(recorder.Entry) bool) {
+	for n := 1; ; n++ {
+		done := false
+		t.Run(fmt.Sprintf("op%03d", n), func(t *testing.T) {
+			s := Schemas{Default: "rs_" + randomSuffix(), Ledger: "rs_ledger_" + randomSuffix(), Stage: "rs_stage_" + randomSuffix()}
+			rec.Reset()
+			rec.FailAt(n, ErrInjected)
+			var call string
+			var callErr error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						if _, ok := r.(stopScript); !ok {
+							panic(r)
+						}
+					}
+				}()
+				a, err := open(t, s)
+				if err != nil {
+					call, callErr = "Open", err
+					return
+				}
+				h := &Harness{t: t, A: a, S: s, Ctx: t.Context()}
+				sc := &script{Harness: h, rec: rec, failed: func(c string, err error) { call, callErr = c, err }}
+				sc.run()
+			}()
+			entries := rec.Entries()
+			rec.FailWhen(nil)
+			if n > len(entries) {
+				done = true
+				if callErr != nil {
+					t.Fatalf("%s failed with no failure injected: %v", call, callErr)
+				}
+				return
+			}
+			failed := entries[n-1]
+			switch {
+			case callErr == nil && (strings.HasPrefix(strings.ToUpper(failed.SQL), "DROP ") || tolerate != nil && tolerate(failed)):
+				// An operation the adapter may outlive.
+			case callErr == nil:
+				t.Errorf("operation %d (%s %s) failed, and every call succeeded", n, failed.Op, firstLine(failed.SQL))
+			case !errors.Is(callErr, ErrInjected):
+				t.Errorf("operation %d (%s %s) failed, and %s returned %v, not the failure", n, failed.Op, firstLine(failed.SQL), call, callErr)
+			}
+		})
+		if done || t.Failed() {
+			return
+		}
+	}
 }
 
 // check reads a stage as verification does: its rows per partition value.
@@ -141,6 +211,10 @@ func (sc *script) run() {
 	sc.must("Describe", err)
 	_, err = sc.A.Columns(sc.Ctx, sc.Rel("daily"))
 	sc.must("Columns", err)
+
+	sc.note("create a table with declared columns")
+	sc.must("CreateTable", sc.A.CreateTable(sc.Ctx, sc.Rel("declared"), daily,
+		[]adapters.TableColumn{{Name: "d", Type: d.ColumnType(models.TypeDate)}, {Name: "v", Type: d.ColumnType(models.TypeInt)}}))
 
 	sc.note("stage, check and publish a day into a new table")
 	day := sc.stage(daily, sc.Rel("daily"), perDay("2024-01-02", "2024-01-03"), dayWindow("2024-01-02", "2024-01-03"))

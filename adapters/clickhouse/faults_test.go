@@ -1,7 +1,9 @@
 package clickhouse_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/refill/refill/adapters"
@@ -34,5 +36,30 @@ func TestPublishFaults(t *testing.T) {
 				t.Errorf("%s changed without records, and no stage names it for the next run (Unrecorded: %v, %v)", f.Target, kept, err)
 			}
 		}
+	})
+}
+
+// TestEveryStatementFails fails each operation of adaptertest.Script in
+// turn: the call that made it must return the failure, but for the two
+// lookups the adapter may do without.
+func TestEveryStatementFails(t *testing.T) {
+	dsn(t)
+	rec := recorder.New()
+	adaptertest.ScriptFaults(t, rec, func(t *testing.T, s adaptertest.Schemas) (adapters.Adapter, error) {
+		a, err := clickhouse.Open(t.Context(), clickhouse.Config{DSN: dsn(t), Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage,
+			Connector: rec.Wrap})
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() {
+			for _, db := range []string{s.Default, s.Ledger, s.Stage} {
+				a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+a.Dialect().QuoteIdent(db))
+			}
+			a.Close()
+		})
+		return a, nil
+	}, func(e recorder.Entry) bool {
+		return strings.Contains(e.SQL, "__refill_')") || // LoadSeed's cleaning of old leftovers
+			strings.HasPrefix(e.SQL, "SELECT engine FROM system.databases") // without it Rebuild swaps with RENAME, which works everywhere
 	})
 }

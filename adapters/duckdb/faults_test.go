@@ -1,10 +1,12 @@
 package duckdb_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/adapters/recorder"
 )
 
@@ -22,4 +24,18 @@ func TestPublishFaults(t *testing.T) {
 			t.Errorf("after the failure the new table %s has columns %v (%v), want none", f.Rel("w"), cols, err)
 		}
 	})
+}
+
+// TestEveryStatementFails fails each operation of adaptertest.Script in
+// turn: the call that made it must return the failure.
+func TestEveryStatementFails(t *testing.T) {
+	rec := recorder.New()
+	adaptertest.ScriptFaults(t, rec, func(t *testing.T, s adaptertest.Schemas) (adapters.Adapter, error) {
+		a, err := duckdb.Open(t.Context(), duckdb.Config{Path: filepath.Join(t.TempDir(), "w.duckdb"), Schema: s.Default,
+			LedgerSchema: s.Ledger, StageSchema: s.Stage, Connector: rec.Wrap})
+		if err == nil {
+			t.Cleanup(func() { a.Close() })
+		}
+		return a, err
+	}, nil)
 }

@@ -34,12 +34,17 @@ func openFake(t *testing.T, s adaptertest.Schemas, rec *recorder.Recorder, f *fa
 // fakeSnowflake answers the adapter's statements as an account would,
 // from its catalog: the schemas, tables and views earlier statements
 // created, and their columns. It keeps no rows: every query of data
-// returns none. fail, when set, may fail any statement instead.
+// returns none, but for those extra answers. fail, when set, may fail any
+// statement instead.
 type fakeSnowflake struct {
 	mu      sync.Mutex
 	schemas map[string]bool     // SCHEMA
 	tables  map[string][]column // SCHEMA.TABLE -> columns
 	fail    func(query string) error
+	// extra, when set, answers the queries of data it knows (ok true).
+	extra func(query string) (rows *recorder.Rows, ok bool)
+	// warehouse is what CURRENT_WAREHOUSE() returns.
+	warehouse string
 }
 
 // column is a column as gosnowflake describes it: its name and kind
@@ -47,7 +52,7 @@ type fakeSnowflake struct {
 type column struct{ name, kind string }
 
 func newFakeSnowflake() *fakeSnowflake {
-	return &fakeSnowflake{schemas: map[string]bool{"PUBLIC": true}, tables: map[string][]column{}}
+	return &fakeSnowflake{schemas: map[string]bool{"PUBLIC": true}, tables: map[string][]column{}, warehouse: "WH"}
 }
 
 const relation = `(?:"[^"]*"\.)?"([^"]+)"\."([^"]+)"`
@@ -78,10 +83,15 @@ func (f *fakeSnowflake) answer(query string, _ []any) (*recorder.Rows, error) {
 			return nil, err
 		}
 	}
+	if f.extra != nil {
+		if r, ok := f.extra(query); ok {
+			return r, nil
+		}
+	}
 	key := func(schema, table string) string { return schema + "." + table }
 	switch m := match(query); {
 	case query == snowflake.CurrentWarehouseSQL:
-		return rows([]column{{"CURRENT_WAREHOUSE()", "TEXT"}}, []driver.Value{"WH"}), nil
+		return rows([]column{{"CURRENT_WAREHOUSE()", "TEXT"}}, []driver.Value{f.warehouse}), nil
 	case m(createSchemaRE) != nil:
 		f.schemas[m(createSchemaRE)[1]] = true
 	case m(createTableRE) != nil:

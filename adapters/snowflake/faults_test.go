@@ -40,3 +40,14 @@ func TestPublishFaults(t *testing.T) {
 		}
 	})
 }
+
+// TestEveryStatementFails fails each statement of adaptertest.Script in
+// turn: the call that issued it must return the failure.
+func TestEveryStatementFails(t *testing.T) {
+	rec := recorder.New()
+	adaptertest.ScriptFaults(t, rec, func(t *testing.T, s adaptertest.Schemas) (adapters.Adapter, error) {
+		return openFake(t, s, rec, newFakeSnowflake()), nil
+	}, func(e recorder.Entry) bool {
+		return e.SQL == snowflake.CurrentWarehouseSQL // Open then keeps the DSN's warehouse
+	})
+}

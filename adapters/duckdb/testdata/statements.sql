@@ -77,6 +77,12 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 DESCRIBE SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
 SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "shop", "daily"
 
+-- create a table with declared columns
+-- begin
+CREATE SCHEMA IF NOT EXISTS "shop";
+CREATE TABLE IF NOT EXISTS "shop"."declared" ("d" DATE, "v" BIGINT);
+-- commit
+
 -- stage, check and publish a day into a new table
 CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1" AS
 SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
