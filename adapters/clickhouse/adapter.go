@@ -40,6 +40,10 @@ type Config struct {
 	// Connector, when set, receives the driver's connector and returns the
 	// one to use instead: tests put a recorder there (adapters/recorder).
 	Connector func(driver.Connector) driver.Connector
+	// FlushAfter bounds how long a publication's ledger records wait to be
+	// written with others' (default one second); the end of a run writes
+	// them in any case.
+	FlushAfter time.Duration
 }
 
 // Adapter is a connection pool to one ClickHouse server.

@@ -1,8 +1,11 @@
 package clickhouse
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,15 +18,15 @@ import (
 // an INSERT costs ClickHouse a new part: on 18.16 about as much as the
 // swap and the stage together. So Publish swaps, keeps the stage, and
 // buffers the records; Flush writes the buffered records in one INSERT
-// (at most flushAfter after the first, or when flushRecords are waiting,
-// or when the run ends) and only then drops their stages. A crash in
+// (at most Config.FlushAfter after the first, a second by default, or when
+// flushRecords are waiting, or when the run ends) and only then drops their stages. A crash in
 // between leaves the stages, whose names carry their windows
 // (adapters.WindowTag): the next run records their partitions pending
 // before it plans (adapters.Deferrer), as it would a pending record.
 
 const (
-	flushAfter   = time.Second
-	flushRecords = 2000
+	defaultFlushAfter = time.Second
+	flushRecords      = 2000
 )
 
 // deferred is the publications whose records are not written yet.
@@ -65,7 +68,7 @@ func (a *Adapter) buffer(st *adapters.Stage, records []adapters.Record) {
 	case len(d.records) >= flushRecords:
 		go a.backgroundFlush()
 	case d.timer == nil:
-		d.timer = time.AfterFunc(flushAfter, a.backgroundFlush)
+		d.timer = time.AfterFunc(cmp.Or(a.cfg.FlushAfter, defaultFlushAfter), a.backgroundFlush)
 	}
 }
 
@@ -133,6 +136,8 @@ func (a *Adapter) Flush(ctx context.Context) error {
 		delete(d.stages, name)
 	}
 	d.mu.Unlock()
+	// In name order, so that a run's statements are the same every time.
+	slices.SortFunc(drop, func(x, y models.Relation) int { return strings.Compare(x.Name, y.Name) })
 	for _, r := range drop {
 		a.drop(ctx, adapters.Tag{Step: "drop"}, r)
 	}

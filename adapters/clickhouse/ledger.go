@@ -262,7 +262,10 @@ func (a *Adapter) leases(ctx context.Context, tag adapters.Tag, where string, no
 		if !out[i].AcquiredAt.Equal(out[j].AcquiredAt) {
 			return out[i].AcquiredAt.Before(out[j].AcquiredAt)
 		}
-		return out[i].RunID < out[j].RunID
+		if out[i].RunID != out[j].RunID {
+			return out[i].RunID < out[j].RunID
+		}
+		return out[i].Table < out[j].Table
 	})
 	return out, nil
 }

@@ -60,7 +60,7 @@ func New() *Recorder { return &Recorder{} }
 
 // Wrap returns a connector whose connections are c's, recorded.
 func (r *Recorder) Wrap(c driver.Connector) driver.Connector {
-	return &connector{r: r, open: c.Connect, driver: c.Driver()}
+	return &connector{r: r, inner: c}
 }
 
 // FailAt makes the k-th operation (1-based, counted as Entry.N) fail with
@@ -249,20 +249,28 @@ func do[T any](r *Recorder, conn int, op Op, query string, args []driver.NamedVa
 }
 
 type connector struct {
-	r      *Recorder
-	open   func(context.Context) (driver.Conn, error)
-	driver driver.Driver
+	r     *Recorder
+	inner driver.Connector
 }
 
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
-	inner, err := c.open(ctx)
+	inner, err := c.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &conn{Conn: inner, r: c.r, id: c.r.newConn()}, nil
 }
 
-func (c *connector) Driver() driver.Driver { return c.driver }
+func (c *connector) Driver() driver.Driver { return c.inner.Driver() }
+
+// Close closes the wrapped connector, as sql.DB.Close closes a connector
+// that has a Close method (DuckDB's closes its database).
+func (c *connector) Close() error {
+	if cl, ok := c.inner.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
 
 // conn records a driver connection's operations and forwards them.
 type conn struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/snowflakedb/gosnowflake"
 
 	"github.com/refill/refill/adapters"
+	_ "github.com/refill/refill/adapters/snowflake/internal/nominicore" // before gosnowflake's init
 	"github.com/refill/refill/models"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/recorder"
+	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
 )
 
@@ -53,16 +54,22 @@ func schemasFor() adaptertest.Schemas {
 	return adaptertest.Schemas{Default: "shop", Ledger: "refill", Stage: "refill_stage"}
 }
 
+// withLedger opens the adapter on a fake account and sets up its ledger.
+func withLedger(t *testing.T) (*fakeSnowflake, *recorder.Recorder, *snowflake.Adapter) {
+	t.Helper()
+	f, rec := newFakeSnowflake(), recorder.New()
+	a := openFake(t, schemasFor(), rec, f)
+	if err := a.SetupLedger(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return f, rec, a
+}
+
 // TestLedgerReadsSnowflakeValues reads every kind of ledger row as
 // gosnowflake returns it (NUMBER as strings, TIMESTAMP_NTZ as times).
 func TestLedgerReadsSnowflakeValues(t *testing.T) {
-	f := newFakeSnowflake()
-	rec := recorder.New()
-	a := openFake(t, schemasFor(), rec, f)
+	f, _, a := withLedger(t)
 	ctx := t.Context()
-	if err := a.SetupLedger(ctx); err != nil {
-		t.Fatal(err)
-	}
 	start := at.Add(-24 * time.Hour)
 	record := adapters.Record{Model: "daily", Partition: "2024-01-04", State: adapters.StateFailed, Fingerprint: "fp", Rows: 7, RunID: "r1",
 		Attempts: 3, WindowStart: start, WindowEnd: at, StartedAt: at, FinishedAt: at.Add(time.Second), Error: "it's broken"}
@@ -111,13 +118,8 @@ func TestLedgerReadsSnowflakeValues(t *testing.T) {
 // TestLeaseHeld: when another run holds an unexpired lease, AcquireLease
 // rolls its transaction back and names that run.
 func TestLeaseHeld(t *testing.T) {
-	f := newFakeSnowflake()
-	rec := recorder.New()
-	a := openFake(t, schemasFor(), rec, f)
+	f, rec, a := withLedger(t)
 	ctx := t.Context()
-	if err := a.SetupLedger(ctx); err != nil {
-		t.Fatal(err)
-	}
 	f.extra = func(q string) (*recorder.Rows, bool) {
 		if strings.HasPrefix(q, "SELECT") && strings.Contains(q, `"RUN_ID" <>`) {
 			return ledgerRows(adapters.LeaseColumns, []any{"shop.daily", "other", "elsewhere", 7, at, at, at.Add(time.Hour)}), true

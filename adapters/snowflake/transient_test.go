@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"syscall"
 	"testing"
 
@@ -66,3 +67,12 @@ type timeoutErr struct{}
 func (timeoutErr) Error() string   { return "Client.Timeout exceeded while awaiting headers" }
 func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
+
+// TestMinicoreOff: gosnowflake's minicore, which leaves a directory in the
+// system's temporary directory behind each short-lived process, is off
+// before gosnowflake initializes (see internal/nominicore).
+func TestMinicoreOff(t *testing.T) {
+	if v := os.Getenv("SF_DISABLE_MINICORE"); v != "true" {
+		t.Errorf("SF_DISABLE_MINICORE = %q, want true", v)
+	}
+}
