@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -60,30 +61,73 @@ type Adapter interface {
 	// leaves the same rows. A swap's Change alters the target's columns
 	// first, in the same transaction where the warehouse allows.
 	Publish(ctx context.Context, swaps []Swap) error
-	// Rebuild replaces the whole of target with the rows of stages, which
-	// hold every partition of the model, and replaces all the model's
-	// ledger records with records: a full refresh. The new table has
-	// columns when given (declared), else the stages' columns. A failure
-	// leaves the old table, as Info.Guarantee states.
-	Rebuild(ctx context.Context, target models.Relation, stages []*Stage, records []Record, columns []TableColumn) error
 	// DropStage drops a staging table; dropping one already gone succeeds.
 	DropStage(ctx context.Context, s *Stage) error
-	// CleanStages drops the staging tables, swap tables and overlay views
-	// (see StageName) of every run for which dead returns true, given the
-	// run's token (RunToken): tables that crashed runs left behind. Tables
-	// whose names StageName did not make are left alone.
-	CleanStages(ctx context.Context, dead func(runToken string) bool) error
-	// LoadSeed replaces table with the seed's rows, atomically where the
-	// warehouse allows.
-	LoadSeed(ctx context.Context, seed *models.Seed, table models.Relation) error
-	// Transient reports whether err is worth retrying: lost connections,
-	// timeouts, transaction conflicts, overload. SQL errors are not.
-	Transient(err error) bool
 
 	Ledger
 
 	// Close releases the connection.
 	Close() error
+}
+
+// What an adapter may do beyond the contract, each found by a type
+// assertion, as database/sql/driver does: the runner refuses, or does
+// without, what an adapter lacks.
+
+// Rebuilder is implemented by adapters that can replace a whole table:
+// full refreshes and on_schema_change: rebuild need it.
+type Rebuilder interface {
+	// Rebuild replaces the whole of target with the rows of stages, which
+	// hold every partition of the model, and replaces all the model's
+	// ledger records with records. The new table has columns when given
+	// (declared), else the stages' columns. A failure leaves the old
+	// table, as Info.Guarantee states.
+	Rebuild(ctx context.Context, target models.Relation, stages []*Stage, records []Record, columns []TableColumn) error
+}
+
+// Seeder is implemented by adapters that can load seeds: refill seed, and
+// the given rows of unit tests, need it.
+type Seeder interface {
+	// LoadSeed replaces table with the seed's rows, atomically where the
+	// warehouse allows.
+	LoadSeed(ctx context.Context, seed *models.Seed, table models.Relation) error
+}
+
+// StageCleaner is implemented by adapters that can find the tables crashed
+// runs left behind; without it they stay.
+type StageCleaner interface {
+	// CleanStages drops the staging tables, swap tables and overlay views
+	// (see StageName) of every run for which dead returns true, given the
+	// run's token (RunToken). Tables whose names StageName did not make
+	// are left alone.
+	CleanStages(ctx context.Context, dead func(runToken string) bool) error
+}
+
+// Classifier is implemented by adapters that know which of their
+// warehouse's errors are worth retrying; see Transient.
+type Classifier interface {
+	// Transient reports whether err is worth retrying: lost connections,
+	// timeouts, transaction conflicts, overload. SQL errors are not.
+	Transient(err error) bool
+}
+
+// Transient reports whether err, from a, is worth retrying: what a's
+// Classifier says, or, without one, whether err is a *TransientError.
+func Transient(a Adapter, err error) bool {
+	if c, ok := a.(Classifier); ok {
+		return c.Transient(err)
+	}
+	return IsTransient(err)
+}
+
+// LoadSeed loads seed into table with a, or fails with ErrNotSupported
+// when a cannot load seeds.
+func LoadSeed(ctx context.Context, a Adapter, seed *models.Seed, table models.Relation) error {
+	s, ok := a.(Seeder)
+	if !ok {
+		return fmt.Errorf("loading %s: the %s adapter cannot load seeds: %w", table, a.Info().Name, ErrNotSupported)
+	}
+	return s.LoadSeed(ctx, seed, table)
 }
 
 // Info describes what an adapter can do and what it guarantees.

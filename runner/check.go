@@ -234,7 +234,7 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 	defer db.Close()
 	var out []Check
 	for _, s := range seeds {
-		if err := db.LoadSeed(ctx, s, s.Relation); err != nil {
+		if err := adapters.LoadSeed(ctx, db, s, s.Relation); err != nil {
 			out = append(out, Check{Suite: "run", Name: "seed " + s.Relation.String(), Status: CheckFailed, Message: err.Error()})
 		}
 	}

@@ -123,8 +123,10 @@ func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Ev
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("%v; the staging tables of stopped runs are kept for the next run", err)})
 		return
 	}
-	if err := r.Adapter.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
-		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})
+	if c, ok := r.Adapter.(adapters.StageCleaner); ok {
+		if err := c.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
+			observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})
+		}
 	}
 }
 

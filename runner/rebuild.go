@@ -74,7 +74,7 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 	}
 	target := e.r.Scope.Relation(m)
 	for attempt := 1; ; attempt++ {
-		if err = e.r.Adapter.Rebuild(ctx, target, stages, records, declared); err == nil || !e.r.Adapter.Transient(err) || attempt > e.opts.Retries {
+		if err = e.r.Adapter.(adapters.Rebuilder).Rebuild(ctx, target, stages, records, declared); err == nil || !adapters.Transient(e.r.Adapter, err) || attempt > e.opts.Retries {
 			break
 		}
 	}

@@ -71,6 +71,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if err := opts.Validate(info); err != nil {
 		return nil, err
 	}
+	if _, ok := r.Adapter.(adapters.Rebuilder); !ok && len(plan.Rebuild) > 0 {
+		for m := range plan.Rebuild {
+			return nil, usageErrorf("%s is to be rebuilt (a full refresh), and the %s adapter cannot rebuild a table", m.Name, info.Name)
+		}
+	}
 	if opts.Together && len(plan.Rebuild) > 0 {
 		for m := range plan.Rebuild {
 			return nil, usageErrorf("%s is rebuilt (a full refresh), which replaces its table on its own: run it without --publish together", m.Name)
@@ -433,7 +438,7 @@ func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (su *
 			}
 			return nil, nil, attempts, dur
 		}
-		if permanent(err) || !e.r.Adapter.Transient(err) || attempts > e.opts.Retries || e.stopped() || ctx.Err() != nil {
+		if permanent(err) || !adapters.Transient(e.r.Adapter, err) || attempts > e.opts.Retries || e.stopped() || ctx.Err() != nil {
 			return nil, err, attempts, time.Since(start)
 		}
 		delay := backoff(e.opts.RetryDelay, attempts)

@@ -81,7 +81,7 @@ func (e *execution) together(ctx context.Context) {
 	}
 	var err error
 	for attempt := 1; ; attempt++ {
-		if err = e.r.Adapter.Publish(ctx, swaps); err == nil || !e.r.Adapter.Transient(err) || attempt > e.opts.Retries {
+		if err = e.r.Adapter.Publish(ctx, swaps); err == nil || !adapters.Transient(e.r.Adapter, err) || attempt > e.opts.Retries {
 			break
 		}
 	}

@@ -56,7 +56,7 @@ func RunUnitTest(ctx context.Context, a adapters.Adapter, scope *models.Scope, u
 			rel = r
 			given["source:"+g.Name] = true
 		}
-		if err := a.LoadSeed(ctx, g.Seed, rel); err != nil {
+		if err := adapters.LoadSeed(ctx, a, g.Seed, rel); err != nil {
 			return nil, fmt.Errorf("%s:%d: loading the given rows of %s: %w", ut.File, g.Line, g.Name, err)
 		}
 	}

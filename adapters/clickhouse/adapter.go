@@ -74,7 +74,13 @@ type Adapter struct {
 	suffix  string        // unique per adapter: stage names and query ids
 }
 
-var _ adapters.Adapter = (*Adapter)(nil)
+var (
+	_ adapters.Adapter      = (*Adapter)(nil)
+	_ adapters.Rebuilder    = (*Adapter)(nil)
+	_ adapters.Seeder       = (*Adapter)(nil)
+	_ adapters.StageCleaner = (*Adapter)(nil)
+	_ adapters.Classifier   = (*Adapter)(nil)
+)
 
 // Server is what Open learned about the server.
 type Server struct {

@@ -72,7 +72,13 @@ type Adapter struct {
 // stageCatalog is the name of the in-memory database that holds stages.
 const stageCatalog = "refill_stages"
 
-var _ adapters.Adapter = (*Adapter)(nil)
+var (
+	_ adapters.Adapter      = (*Adapter)(nil)
+	_ adapters.Rebuilder    = (*Adapter)(nil)
+	_ adapters.Seeder       = (*Adapter)(nil)
+	_ adapters.StageCleaner = (*Adapter)(nil)
+	_ adapters.Classifier   = (*Adapter)(nil)
+)
 
 // Open opens (and for writing, creates) the database in cfg.Path. When
 // another process holds the file it returns an *adapters.LockedError naming

@@ -71,7 +71,13 @@ type Adapter struct {
 	tables     map[string]bool   // target tables known to exist
 }
 
-var _ adapters.Adapter = (*Adapter)(nil)
+var (
+	_ adapters.Adapter      = (*Adapter)(nil)
+	_ adapters.Rebuilder    = (*Adapter)(nil)
+	_ adapters.Seeder       = (*Adapter)(nil)
+	_ adapters.StageCleaner = (*Adapter)(nil)
+	_ adapters.Classifier   = (*Adapter)(nil)
+)
 
 // Open connects to the account cfg.DSN names. It logs in once to check the
 // credentials and learns the session's default warehouse; it creates

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/refill/refill/adapters"
 )
 
 func (a *app) seedCommand() *cobra.Command {
@@ -38,7 +40,7 @@ is built beside the old one and renamed into place.`,
 				if len(args) > 0 && !want[seed.Relation.String()] {
 					continue
 				}
-				if err := s.adapter.LoadSeed(a.ctx, seed, seed.Relation); err != nil {
+				if err := adapters.LoadSeed(a.ctx, s.adapter, seed, seed.Relation); err != nil {
 					return exitf(exitWarehouse, "seed %s (%s): %v", seed.Relation, seed.Path, err)
 				}
 				loaded++
