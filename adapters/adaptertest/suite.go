@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -424,7 +425,7 @@ func testSeeds(t *testing.T, h *Harness) {
 		t.Fatal(err)
 	}
 	d := h.D()
-	q := fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", adapters.ColumnNames(d, []adapters.Column{{Name: "id"}, {Name: "name"}, {Name: "score"}, {Name: "born"}, {Name: "seen"}}),
+	q := fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", sqlkit.ColumnNames(d, []sqlkit.Column{{Name: "id"}, {Name: "name"}, {Name: "score"}, {Name: "born"}, {Name: "seen"}}),
 		seed.Relation.Quote(d), d.QuoteIdent("id"))
 	res, err := h.A.Query(h.Ctx, q, adapters.Tag{})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -372,7 +373,7 @@ func (a *Adapter) query(ctx context.Context, tag adapters.Tag, q string) (*adapt
 		if err != nil {
 			return err
 		}
-		res, err = adapters.ScanRowsFunc(rows, normalize)
+		res, err = sqlkit.ScanRowsFunc(rows, normalize)
 		return err
 	})
 	return res, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -25,16 +26,16 @@ const VersionColumn = "version"
 
 // ledgerKeys are the ORDER BY (replacing) keys of the ledger tables.
 var ledgerKeys = map[string][]string{
-	adapters.PartitionsTable: {"model", "partition_key"},
-	adapters.RunsTable:       {"run_id"},
-	adapters.LeasesTable:     {"table_name", "run_id"},
-	adapters.VersionsTable:   {"model", "fingerprint"},
+	sqlkit.PartitionsTable: {"model", "partition_key"},
+	sqlkit.RunsTable:       {"run_id"},
+	sqlkit.LeasesTable:     {"table_name", "run_id"},
+	sqlkit.VersionsTable:   {"model", "fingerprint"},
 }
 
-func ledgerColumns(table string) []adapters.Column {
-	return map[string][]adapters.Column{adapters.PartitionsTable: adapters.PartitionColumns,
-		adapters.RunsTable: adapters.RunColumns, adapters.LeasesTable: adapters.LeaseColumns,
-		adapters.VersionsTable: adapters.VersionColumns}[table]
+func ledgerColumns(table string) []sqlkit.Column {
+	return map[string][]sqlkit.Column{sqlkit.PartitionsTable: sqlkit.PartitionColumns,
+		sqlkit.RunsTable: sqlkit.RunColumns, sqlkit.LeasesTable: sqlkit.LeaseColumns,
+		sqlkit.VersionsTable: sqlkit.VersionColumns}[table]
 }
 
 func (a *Adapter) ledgerTable(name string) models.Relation {
@@ -44,7 +45,7 @@ func (a *Adapter) ledgerTable(name string) models.Relation {
 // LedgerStatements renders the DDL that creates the ledger in database.
 func LedgerStatements(d Dialect, database string) []string {
 	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + d.QuoteIdent(database)}
-	for _, table := range []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable, adapters.VersionsTable} {
+	for _, table := range []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable} {
 		var defs []string
 		for _, c := range ledgerColumns(table) {
 			typ := d.ColumnType(c.Type)
@@ -121,18 +122,18 @@ func RecordStatements(d Dialect, database string, records []adapters.Record, ver
 	for i, r := range records {
 		r.WindowStart, r.WindowEnd, r.StartedAt = seconds(r.WindowStart), seconds(r.WindowEnd), seconds(r.StartedAt)
 		r.FinishedAt, r.PublishedAt = seconds(r.FinishedAt), seconds(r.PublishedAt)
-		rows[i] = append(adapters.RecordValues(d, r), fmt.Sprint(version()))
+		rows[i] = append(sqlkit.RecordValues(d, r), fmt.Sprint(version()))
 	}
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.PartitionsTable},
-		withVersion(adapters.PartitionColumns), rows)
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.PartitionsTable},
+		withVersion(sqlkit.PartitionColumns), rows)
 }
 
 // RunStatement renders the INSERT of run's record.
 func RunStatement(d Dialect, database string, run *adapters.Run, version uint64) string {
 	r := *run
 	r.StartedAt, r.FinishedAt = seconds(r.StartedAt), seconds(r.FinishedAt)
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.RunsTable},
-		withVersion(adapters.RunColumns), [][]string{append(adapters.RunValues(d, &r), fmt.Sprint(version))})[0]
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.RunsTable},
+		withVersion(sqlkit.RunColumns), [][]string{append(sqlkit.RunValues(d, &r), fmt.Sprint(version))})[0]
 }
 
 // LeaseStatements render the INSERTs of leases' rows.
@@ -140,13 +141,13 @@ func LeaseStatements(d Dialect, database string, leases []adapters.Lease, versio
 	rows := make([][]string, len(leases))
 	for i, l := range leases {
 		l.AcquiredAt, l.HeartbeatAt, l.ExpiresAt = seconds(l.AcquiredAt), seconds(l.HeartbeatAt), seconds(l.ExpiresAt)
-		rows[i] = append(adapters.LeaseValues(d, l), fmt.Sprint(version()))
+		rows[i] = append(sqlkit.LeaseValues(d, l), fmt.Sprint(version()))
 	}
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.LeasesTable},
-		withVersion(adapters.LeaseColumns), rows)
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.LeasesTable},
+		withVersion(sqlkit.LeaseColumns), rows)
 }
 
-func withVersion(cols []adapters.Column) []string {
+func withVersion(cols []sqlkit.Column) []string {
 	names := make([]string, 0, len(cols)+1)
 	for _, c := range cols {
 		names = append(names, c.Name)
@@ -184,7 +185,7 @@ func (a *Adapter) ledgerExists(ctx context.Context, table string) (bool, error) 
 // the rows matching where, which may test key columns only (FINAL merges
 // the rows of a key after where has filtered them).
 func (a *Adapter) latest(table, where string) string {
-	return fmt.Sprintf("SELECT %s FROM %s FINAL WHERE %s", adapters.ColumnNames(a.d, ledgerColumns(table)),
+	return fmt.Sprintf("SELECT %s FROM %s FINAL WHERE %s", sqlkit.ColumnNames(a.d, ledgerColumns(table)),
 		a.ledgerTable(table).Quote(a.d), where)
 }
 
@@ -192,16 +193,16 @@ func (a *Adapter) latest(table, where string) string {
 // models, ordered by model, window and key. A ledger that does not exist
 // yet holds none, and nothing is created.
 func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Record, error) {
-	if ok, err := a.ledgerExists(ctx, adapters.PartitionsTable); err != nil || !ok || len(names) == 0 {
+	if ok, err := a.ledgerExists(ctx, sqlkit.PartitionsTable); err != nil || !ok || len(names) == 0 {
 		return nil, err
 	}
 	list, _ := models.Literal(a.d, names)
 	res, err := a.query(ctx, adapters.Tag{Step: "ledger"},
-		a.latest(adapters.PartitionsTable, "`model` IN "+list)+" ORDER BY `model`, `window_start`, `partition_key`")
+		a.latest(sqlkit.PartitionsTable, "`model` IN "+list)+" ORDER BY `model`, `window_start`, `partition_key`")
 	if err != nil {
 		return nil, err
 	}
-	return adapters.RecordsFromResult(res)
+	return sqlkit.RecordsFromResult(res)
 }
 
 // RecordPartitions writes records, replacing earlier records of the same
@@ -226,31 +227,31 @@ func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
 // LoadRun returns the run with id, or an error wrapping
 // adapters.ErrRunNotFound.
 func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error) {
-	if ok, err := a.ledgerExists(ctx, adapters.RunsTable); err != nil {
+	if ok, err := a.ledgerExists(ctx, sqlkit.RunsTable); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
 	}
-	res, err := a.query(ctx, adapters.Tag{RunID: id, Step: "ledger"}, a.latest(adapters.RunsTable, "`run_id` = "+a.d.QuoteString(id)))
+	res, err := a.query(ctx, adapters.Tag{RunID: id, Step: "ledger"}, a.latest(sqlkit.RunsTable, "`run_id` = "+a.d.QuoteString(id)))
 	if err != nil {
 		return nil, err
 	}
 	if len(res.Rows) == 0 {
 		return nil, fmt.Errorf("%w: %s", adapters.ErrRunNotFound, id)
 	}
-	return adapters.RunFromRow(res.Rows[0])
+	return sqlkit.RunFromRow(res.Rows[0])
 }
 
 // leases returns the latest rows of the leases matching where (key
 // columns only) that are live at now.
 func (a *Adapter) leases(ctx context.Context, tag adapters.Tag, where string, now time.Time) ([]adapters.Lease, error) {
-	res, err := a.query(ctx, tag, a.latest(adapters.LeasesTable, where))
+	res, err := a.query(ctx, tag, a.latest(sqlkit.LeasesTable, where))
 	if err != nil {
 		return nil, err
 	}
 	var out []adapters.Lease
 	for _, row := range res.Rows {
-		l, err := adapters.LeaseFromRow(row)
+		l, err := sqlkit.LeaseFromRow(row)
 		if err != nil {
 			return nil, err
 		}
@@ -348,17 +349,17 @@ func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 
 // Runs returns the latest runs, newest first.
 func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
-	if ok, err := a.ledgerExists(ctx, adapters.RunsTable); err != nil || !ok {
+	if ok, err := a.ledgerExists(ctx, sqlkit.RunsTable); err != nil || !ok {
 		return nil, err
 	}
 	res, err := a.query(ctx, adapters.Tag{Step: "ledger"},
-		a.latest(adapters.RunsTable, "1 = 1")+fmt.Sprintf(" ORDER BY `started_at` DESC, `run_id` DESC LIMIT %d", limit))
+		a.latest(sqlkit.RunsTable, "1 = 1")+fmt.Sprintf(" ORDER BY `started_at` DESC, `run_id` DESC LIMIT %d", limit))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*adapters.Run, 0, len(res.Rows))
 	for _, row := range res.Rows {
-		r, err := adapters.RunFromRow(row)
+		r, err := sqlkit.RunFromRow(row)
 		if err != nil {
 			return nil, err
 		}
@@ -369,7 +370,7 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 
 // Leases returns every lease not released, expired or not.
 func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
-	if ok, err := a.ledgerExists(ctx, adapters.LeasesTable); err != nil || !ok {
+	if ok, err := a.ledgerExists(ctx, sqlkit.LeasesTable); err != nil || !ok {
 		return nil, err
 	}
 	return a.leases(ctx, adapters.Tag{Step: "ledger"}, "1 = 1", released)
@@ -380,10 +381,10 @@ func VersionStatements(d Dialect, database string, versions []adapters.Version, 
 	rows := make([][]string, len(versions))
 	for i, v := range versions {
 		v.CreatedAt, v.AcceptedAt = seconds(v.CreatedAt), seconds(v.AcceptedAt)
-		rows[i] = append(adapters.VersionValues(d, v), fmt.Sprint(version()))
+		rows[i] = append(sqlkit.VersionValues(d, v), fmt.Sprint(version()))
 	}
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: adapters.VersionsTable},
-		withVersion(adapters.VersionColumns), rows)
+	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.VersionsTable},
+		withVersion(sqlkit.VersionColumns), rows)
 }
 
 // SaveVersions inserts versions, replacing those of the same model and
@@ -397,13 +398,13 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 
 // Versions returns the versions of the named models.
 func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Version, error) {
-	if ok, err := a.ledgerExists(ctx, adapters.VersionsTable); err != nil || !ok || len(names) == 0 {
+	if ok, err := a.ledgerExists(ctx, sqlkit.VersionsTable); err != nil || !ok || len(names) == 0 {
 		return nil, err
 	}
 	list, _ := models.Literal(a.d, names)
-	res, err := a.query(ctx, adapters.Tag{Step: "ledger"}, a.latest(adapters.VersionsTable, "`model` IN "+list)+" ORDER BY `model`, `created_at`")
+	res, err := a.query(ctx, adapters.Tag{Step: "ledger"}, a.latest(sqlkit.VersionsTable, "`model` IN "+list)+" ORDER BY `model`, `created_at`")
 	if err != nil {
 		return nil, err
 	}
-	return adapters.VersionsFromResult(res)
+	return sqlkit.VersionsFromResult(res)
 }

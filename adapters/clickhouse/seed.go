@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -147,7 +148,7 @@ func seedLiteral(d Dialect, t models.ColumnType, v any) string {
 	if v == nil {
 		return "NULL"
 	}
-	lit := adapters.SeedLiteral(d, t, v)
+	lit := sqlkit.SeedLiteral(d, t, v)
 	if p, s, ok := t.Decimal(); ok {
 		return fmt.Sprintf("CAST(%s AS Decimal(%d, %d))", d.QuoteString(lit), p, s) // from text: exact
 	}

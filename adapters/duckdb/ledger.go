@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -17,7 +18,7 @@ func (a *Adapter) ledgerTable(name string) string {
 
 // LedgerStatements renders the DDL that creates the ledger.
 func LedgerStatements(d Dialect, schema string) []string {
-	create := func(name string, cols []adapters.Column) string {
+	create := func(name string, cols []sqlkit.Column) string {
 		defs := make([]string, len(cols))
 		for i, c := range cols {
 			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
@@ -30,10 +31,10 @@ func LedgerStatements(d Dialect, schema string) []string {
 	}
 	return []string{
 		"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(schema),
-		create(adapters.PartitionsTable, adapters.PartitionColumns),
-		create(adapters.RunsTable, adapters.RunColumns),
-		create(adapters.LeasesTable, adapters.LeaseColumns),
-		create(adapters.VersionsTable, adapters.VersionColumns),
+		create(sqlkit.PartitionsTable, sqlkit.PartitionColumns),
+		create(sqlkit.RunsTable, sqlkit.RunColumns),
+		create(sqlkit.LeasesTable, sqlkit.LeaseColumns),
+		create(sqlkit.VersionsTable, sqlkit.VersionColumns),
 	}
 }
 
@@ -43,7 +44,7 @@ func (a *Adapter) SetupLedger(ctx context.Context) error {
 }
 
 func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
-	return a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.PartitionsTable})
+	return a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.PartitionsTable})
 }
 
 // Partitions returns the records of the named models.
@@ -56,13 +57,13 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 		quoted[i] = a.d.QuoteString(n)
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE model IN (%s)",
-		adapters.ColumnNames(a.d, adapters.PartitionColumns), a.ledgerTable(adapters.PartitionsTable), strings.Join(quoted, ", "))
+		sqlkit.ColumnNames(a.d, sqlkit.PartitionColumns), a.ledgerTable(sqlkit.PartitionsTable), strings.Join(quoted, ", "))
 	a.log(q)
 	rows, err := a.db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return adapters.ScanRecords(rows)
+	return sqlkit.ScanRecords(rows)
 }
 
 // RecordPartitions replaces the records of records' partitions.
@@ -76,11 +77,11 @@ func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Recor
 func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	t := a.ledgerTable(adapters.RunsTable)
+	t := a.ledgerTable(sqlkit.RunsTable)
 	return a.exec(ctx,
 		fmt.Sprintf("DELETE FROM %s WHERE run_id = %s", t, a.d.QuoteString(run.ID)),
-		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(a.d, adapters.RunColumns),
-			strings.Join(adapters.RunValues(a.d, run), ", ")))
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(a.d, sqlkit.RunColumns),
+			strings.Join(sqlkit.RunValues(a.d, run), ", ")))
 }
 
 // LoadRun returns the run with id.
@@ -91,14 +92,14 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE run_id = %s",
-		adapters.ColumnNames(a.d, adapters.RunColumns), a.ledgerTable(adapters.RunsTable), a.d.QuoteString(id)), adapters.Tag{})
+		sqlkit.ColumnNames(a.d, sqlkit.RunColumns), a.ledgerTable(sqlkit.RunsTable), a.d.QuoteString(id)), adapters.Tag{})
 	if err != nil {
 		return nil, err
 	}
 	if len(res.Rows) == 0 {
 		return nil, fmt.Errorf("%w: %s", adapters.ErrRunNotFound, id)
 	}
-	return adapters.RunFromRow(res.Rows[0])
+	return sqlkit.RunFromRow(res.Rows[0])
 }
 
 // AcquireLease takes l.Table for l.RunID. While refill holds the database
@@ -107,14 +108,14 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	t := a.ledgerTable(adapters.LeasesTable)
+	t := a.ledgerTable(sqlkit.LeasesTable)
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE table_name = %s",
-		adapters.ColumnNames(a.d, adapters.LeaseColumns), t, a.d.QuoteString(l.Table)), adapters.Tag{})
+		sqlkit.ColumnNames(a.d, sqlkit.LeaseColumns), t, a.d.QuoteString(l.Table)), adapters.Tag{})
 	if err != nil {
 		return err
 	}
 	for _, row := range res.Rows {
-		held, err := adapters.LeaseFromRow(row)
+		held, err := sqlkit.LeaseFromRow(row)
 		if err != nil {
 			return err
 		}
@@ -126,8 +127,8 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 	}
 	return a.exec(ctx,
 		fmt.Sprintf("DELETE FROM %s WHERE table_name = %s", t, a.d.QuoteString(l.Table)),
-		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(a.d, adapters.LeaseColumns),
-			strings.Join(adapters.LeaseValues(a.d, l), ", ")))
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(a.d, sqlkit.LeaseColumns),
+			strings.Join(sqlkit.LeaseValues(a.d, l), ", ")))
 }
 
 // RenewLeases extends runID's leases.
@@ -135,7 +136,7 @@ func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires ti
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	return a.run(ctx, fmt.Sprintf("UPDATE %s SET heartbeat_at = %s, expires_at = %s WHERE run_id = %s",
-		a.ledgerTable(adapters.LeasesTable), a.d.Timestamp(now), a.d.Timestamp(expires), a.d.QuoteString(runID)))
+		a.ledgerTable(sqlkit.LeasesTable), a.d.Timestamp(now), a.d.Timestamp(expires), a.d.QuoteString(runID)))
 }
 
 // ReleaseLeases drops runID's leases.
@@ -143,22 +144,22 @@ func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	return a.run(ctx, fmt.Sprintf("DELETE FROM %s WHERE run_id = %s",
-		a.ledgerTable(adapters.LeasesTable), a.d.QuoteString(runID)))
+		a.ledgerTable(sqlkit.LeasesTable), a.d.QuoteString(runID)))
 }
 
 // Runs returns the latest runs, newest first.
 func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
-	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.RunsTable}); err != nil || !ok {
+	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.RunsTable}); err != nil || !ok {
 		return nil, err
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY started_at DESC, run_id DESC LIMIT %d",
-		adapters.ColumnNames(a.d, adapters.RunColumns), a.ledgerTable(adapters.RunsTable), limit), adapters.Tag{})
+		sqlkit.ColumnNames(a.d, sqlkit.RunColumns), a.ledgerTable(sqlkit.RunsTable), limit), adapters.Tag{})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*adapters.Run, 0, len(res.Rows))
 	for _, row := range res.Rows {
-		r, err := adapters.RunFromRow(row)
+		r, err := sqlkit.RunFromRow(row)
 		if err != nil {
 			return nil, err
 		}
@@ -169,17 +170,17 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 
 // Leases returns every lease row.
 func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
-	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.LeasesTable}); err != nil || !ok {
+	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.LeasesTable}); err != nil || !ok {
 		return nil, err
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY table_name",
-		adapters.ColumnNames(a.d, adapters.LeaseColumns), a.ledgerTable(adapters.LeasesTable)), adapters.Tag{})
+		sqlkit.ColumnNames(a.d, sqlkit.LeaseColumns), a.ledgerTable(sqlkit.LeasesTable)), adapters.Tag{})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]adapters.Lease, 0, len(res.Rows))
 	for _, row := range res.Rows {
-		l, err := adapters.LeaseFromRow(row)
+		l, err := sqlkit.LeaseFromRow(row)
 		if err != nil {
 			return nil, err
 		}
@@ -201,31 +202,31 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 
 // VersionStatements render SaveVersions.
 func VersionStatements(d Dialect, ledgerSchema string, versions []adapters.Version) []string {
-	t := models.Relation{Schema: ledgerSchema, Name: adapters.VersionsTable}.Quote(d)
+	t := models.Relation{Schema: ledgerSchema, Name: sqlkit.VersionsTable}.Quote(d)
 	keys := make([]string, len(versions))
 	rows := make([][]string, len(versions))
 	for i, v := range versions {
 		keys[i] = "(" + d.QuoteString(v.Model) + ", " + d.QuoteString(v.Fingerprint) + ")"
-		rows[i] = adapters.VersionValues(d, v)
+		rows[i] = sqlkit.VersionValues(d, v)
 	}
 	return []string{
 		fmt.Sprintf("DELETE FROM %s WHERE (model, fingerprint) IN (%s)", t, strings.Join(keys, ", ")),
-		fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", t, adapters.ColumnNames(d, adapters.VersionColumns), adapters.ValuesList(rows)),
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", t, sqlkit.ColumnNames(d, sqlkit.VersionColumns), sqlkit.ValuesList(rows)),
 	}
 }
 
 // Versions returns the versions of the named models.
 func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Version, error) {
-	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: adapters.VersionsTable}); err != nil || !ok || len(names) == 0 {
+	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.VersionsTable}); err != nil || !ok || len(names) == 0 {
 		return nil, err
 	}
 	list, _ := models.Literal(a.d, names)
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE model IN %s ORDER BY model, created_at",
-		adapters.ColumnNames(a.d, adapters.VersionColumns), a.ledgerTable(adapters.VersionsTable), list), adapters.Tag{})
+		sqlkit.ColumnNames(a.d, sqlkit.VersionColumns), a.ledgerTable(sqlkit.VersionsTable), list), adapters.Tag{})
 	if err != nil {
 		return nil, err
 	}
-	return adapters.VersionsFromResult(res)
+	return sqlkit.VersionsFromResult(res)
 }
 
 // SummarizePartitions summarizes the records q asks for, per bucket.
@@ -233,7 +234,7 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 	if ok, err := a.ledgerExists(ctx); err != nil || !ok || len(q.Models) == 0 {
 		return nil, err
 	}
-	table := a.ledgerTable(adapters.PartitionsTable)
+	table := a.ledgerTable(sqlkit.PartitionsTable)
 	bucket := func(ts string) string {
 		if q.Yearly.IsZero() {
 			return "date_trunc('month', " + ts + ")"
@@ -241,19 +242,19 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 		return fmt.Sprintf("CASE WHEN %s < %s THEN date_trunc('year', %s) ELSE date_trunc('month', %s) END", ts, a.d.Timestamp(q.Yearly), ts, ts)
 	}
 	tag := adapters.Tag{Step: "ledger"}
-	res, err := a.Query(ctx, adapters.SummarizeSQL(a.d, table, bucket, q), tag)
+	res, err := a.Query(ctx, sqlkit.SummarizeSQL(a.d, table, bucket, q), tag)
 	if err != nil {
 		return nil, err
 	}
-	sums, err := adapters.SummariesFromResult(res)
+	sums, err := sqlkit.SummariesFromResult(res)
 	if err != nil || len(q.Edges) == 0 {
 		return sums, err
 	}
 	trunc := func(g models.Grain, ts string) string { return fmt.Sprintf("date_trunc('%s', %s)", g, ts) }
-	if res, err = a.Query(ctx, adapters.StaleSQL(a.d, table, bucket, trunc, q), tag); err != nil {
+	if res, err = a.Query(ctx, sqlkit.StaleSQL(a.d, table, bucket, trunc, q), tag); err != nil {
 		return nil, err
 	}
-	adapters.AddStale(sums, res)
+	sqlkit.AddStale(sums, res)
 	return sums, nil
 }
 
@@ -262,11 +263,11 @@ func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) (
 	if ok, err := a.ledgerExists(ctx); err != nil || !ok {
 		return nil, err
 	}
-	query := adapters.RecordQuerySQL(a.d, a.ledgerTable(adapters.PartitionsTable), q)
+	query := sqlkit.RecordQuerySQL(a.d, a.ledgerTable(sqlkit.PartitionsTable), q)
 	a.log(query)
 	rows, err := a.db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return adapters.ScanRecords(rows)
+	return sqlkit.ScanRecords(rows)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -61,18 +62,18 @@ func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 	if len(records) == 0 {
 		return nil
 	}
-	table := models.Relation{Schema: ledgerSchema, Name: adapters.PartitionsTable}.Quote(d)
+	table := models.Relation{Schema: ledgerSchema, Name: sqlkit.PartitionsTable}.Quote(d)
 	rows := make([][]string, len(records))
 	for i, r := range records {
-		rows[i] = adapters.RecordValues(d, r)
+		rows[i] = sqlkit.RecordValues(d, r)
 	}
 	var stmts []string
-	for _, mk := range adapters.KeysByModel(d, records) {
+	for _, mk := range sqlkit.KeysByModel(d, records) {
 		stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE model = %s AND partition_key IN (%s)",
 			table, d.QuoteString(mk.Model), strings.Join(mk.Keys, ", ")))
 	}
 	return append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
-		adapters.ColumnNames(d, adapters.PartitionColumns), adapters.ValuesList(rows)))
+		sqlkit.ColumnNames(d, sqlkit.PartitionColumns), sqlkit.ValuesList(rows)))
 }
 
 // Rebuild replaces target with the stages' rows, and the model's ledger
@@ -98,7 +99,7 @@ func RebuildStatements(d Dialect, ledgerSchema string, target models.Relation, s
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM %s", t, st.Relation.Quote(d)))
 	}
 	if len(records) > 0 {
-		ledger := models.Relation{Schema: ledgerSchema, Name: adapters.PartitionsTable}.Quote(d)
+		ledger := models.Relation{Schema: ledgerSchema, Name: sqlkit.PartitionsTable}.Quote(d)
 		stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE model = %s", ledger, d.QuoteString(records[0].Model)))
 		stmts = append(stmts, recordStatements(d, ledgerSchema, records)...)
 	}
@@ -194,7 +195,7 @@ func (a *Adapter) countWindow(ctx context.Context, tx *sql.Tx, req adapters.Stag
 	if err != nil {
 		return nil, err
 	}
-	res, err := adapters.ScanRows(rows)
+	res, err := sqlkit.ScanRows(rows)
 	if err != nil {
 		return nil, err
 	}

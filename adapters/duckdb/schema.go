@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -31,7 +32,7 @@ func (a *Adapter) Columns(ctx context.Context, table models.Relation) ([]adapter
 	if err != nil {
 		return nil, err
 	}
-	res, err := adapters.ScanRows(rows)
+	res, err := sqlkit.ScanRows(rows)
 	if err != nil || len(res.Rows) == 0 {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -36,7 +36,7 @@ func SeedStatements(d Dialect, seed *models.Seed, table models.Relation) []strin
 		for _, row := range seed.Rows[start:end] {
 			rows = append(rows, seedValues(d, seed.Columns, row))
 		}
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s VALUES\n  %s", table.Quote(d), adapters.ValuesList(rows)))
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s VALUES\n  %s", table.Quote(d), sqlkit.ValuesList(rows)))
 	}
 	return stmts
 }
@@ -44,7 +44,7 @@ func SeedStatements(d Dialect, seed *models.Seed, table models.Relation) []strin
 func seedValues(d Dialect, cols []models.Column, row []any) []string {
 	out := make([]string, len(row))
 	for i, v := range row {
-		out[i] = adapters.SeedLiteral(d, cols[i].Type, v)
+		out[i] = sqlkit.SeedLiteral(d, cols[i].Type, v)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -34,7 +35,7 @@ func (a *Adapter) Query(ctx context.Context, query string, _ adapters.Tag) (*ada
 	if err != nil {
 		return nil, err
 	}
-	return adapters.ScanRows(rows)
+	return sqlkit.ScanRows(rows)
 }
 
 // DropStage drops a staging table if it exists.
@@ -52,7 +53,7 @@ func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bo
 	if err != nil {
 		return err
 	}
-	res, err := adapters.ScanRows(rows)
+	res, err := sqlkit.ScanRows(rows)
 	if err != nil {
 		return err
 	}

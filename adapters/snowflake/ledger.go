@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -14,12 +15,12 @@ func ledgerTable(d Dialect, schema, name string) string {
 	return models.Relation{Schema: schema, Name: name}.Quote(d)
 }
 
-var ledgerTables = []string{adapters.PartitionsTable, adapters.RunsTable, adapters.LeasesTable, adapters.VersionsTable}
+var ledgerTables = []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}
 
 // LedgerStatements renders the DDL that creates the ledger: its schema and
 // the PARTITIONS, RUNS and LEASES tables.
 func LedgerStatements(d Dialect, schema string) []string {
-	create := func(name string, cols []adapters.Column) string {
+	create := func(name string, cols []sqlkit.Column) string {
 		defs := make([]string, len(cols))
 		for i, c := range cols {
 			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
@@ -31,10 +32,10 @@ func LedgerStatements(d Dialect, schema string) []string {
 	}
 	return []string{
 		CreateSchemaSQL(d, "", schema),
-		create(adapters.PartitionsTable, adapters.PartitionColumns),
-		create(adapters.RunsTable, adapters.RunColumns),
-		create(adapters.LeasesTable, adapters.LeaseColumns),
-		create(adapters.VersionsTable, adapters.VersionColumns),
+		create(sqlkit.PartitionsTable, sqlkit.PartitionColumns),
+		create(sqlkit.RunsTable, sqlkit.RunColumns),
+		create(sqlkit.LeasesTable, sqlkit.LeaseColumns),
+		create(sqlkit.VersionsTable, sqlkit.VersionColumns),
 	}
 }
 
@@ -99,7 +100,7 @@ func PartitionsQuery(d Dialect, schema string, names []string) string {
 		quoted[i] = d.QuoteString(n)
 	}
 	return fmt.Sprintf("SELECT %s FROM %s WHERE %s IN (%s) ORDER BY %s, %s, %s",
-		adapters.ColumnNames(d, adapters.PartitionColumns), ledgerTable(d, schema, adapters.PartitionsTable),
+		sqlkit.ColumnNames(d, sqlkit.PartitionColumns), ledgerTable(d, schema, sqlkit.PartitionsTable),
 		d.QuoteIdent("model"), strings.Join(quoted, ", "),
 		d.QuoteIdent("model"), d.QuoteIdent("window_start"), d.QuoteIdent("partition_key"))
 }
@@ -110,7 +111,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	if len(names) == 0 {
 		return nil, nil
 	}
-	s, ok, err := a.ledgerSession(ctx, adapters.PartitionsTable)
+	s, ok, err := a.ledgerSession(ctx, sqlkit.PartitionsTable)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	if err != nil {
 		return nil, err
 	}
-	return adapters.RecordsFromResult(res)
+	return sqlkit.RecordsFromResult(res)
 }
 
 // RecordPartitions replaces the records of records' partitions in one
@@ -150,11 +151,11 @@ func inTransaction(stmts []string) []string {
 
 // SaveRunStatements renders the transaction that inserts or replaces run.
 func SaveRunStatements(d Dialect, schema string, run *adapters.Run) []string {
-	t := ledgerTable(d, schema, adapters.RunsTable)
+	t := ledgerTable(d, schema, sqlkit.RunsTable)
 	return inTransaction([]string{
 		fmt.Sprintf("DELETE FROM %s WHERE %s = %s", t, d.QuoteIdent("run_id"), d.QuoteString(run.ID)),
-		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(d, adapters.RunColumns),
-			strings.Join(adapters.RunValues(d, run), ", ")),
+		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(d, sqlkit.RunColumns),
+			strings.Join(sqlkit.RunValues(d, run), ", ")),
 	})
 }
 
@@ -170,14 +171,14 @@ func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
 
 // LoadRunQuery renders the read of one run.
 func LoadRunQuery(d Dialect, schema, id string) string {
-	return fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s", adapters.ColumnNames(d, adapters.RunColumns),
-		ledgerTable(d, schema, adapters.RunsTable), d.QuoteIdent("run_id"), d.QuoteString(id))
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s", sqlkit.ColumnNames(d, sqlkit.RunColumns),
+		ledgerTable(d, schema, sqlkit.RunsTable), d.QuoteIdent("run_id"), d.QuoteString(id))
 }
 
 // LoadRun returns the run with id, or an error wrapping
 // adapters.ErrRunNotFound.
 func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error) {
-	s, ok, err := a.ledgerSession(ctx, adapters.RunsTable)
+	s, ok, err := a.ledgerSession(ctx, sqlkit.RunsTable)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +193,7 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 	if len(res.Rows) == 0 {
 		return nil, fmt.Errorf("%w: %s", adapters.ErrRunNotFound, id)
 	}
-	return adapters.RunFromRow(res.Rows[0])
+	return sqlkit.RunFromRow(res.Rows[0])
 }
 
 // LeaseStatements renders the statements of AcquireLease, which run in
@@ -204,13 +205,13 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 // parallel), so check, a new statement, sees every lease committed before
 // the lock was granted: two runs cannot both see none.
 func LeaseStatements(d Dialect, schema string, l adapters.Lease) (lock, insert, check string) {
-	t := ledgerTable(d, schema, adapters.LeasesTable)
+	t := ledgerTable(d, schema, sqlkit.LeasesTable)
 	table, run, at := d.QuoteString(l.Table), d.QuoteString(l.RunID), d.Timestamp(l.AcquiredAt)
 	lock = fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND (%s = %s OR %s <= %s)", t,
 		d.QuoteIdent("table_name"), table, d.QuoteIdent("run_id"), run, d.QuoteIdent("expires_at"), at)
-	insert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(d, adapters.LeaseColumns),
-		strings.Join(adapters.LeaseValues(d, l), ", "))
-	check = fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s AND %s <> %s AND %s > %s ORDER BY %s", adapters.ColumnNames(d, adapters.LeaseColumns), t,
+	insert = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(d, sqlkit.LeaseColumns),
+		strings.Join(sqlkit.LeaseValues(d, l), ", "))
+	check = fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s AND %s <> %s AND %s > %s ORDER BY %s", sqlkit.ColumnNames(d, sqlkit.LeaseColumns), t,
 		d.QuoteIdent("table_name"), table, d.QuoteIdent("run_id"), run, d.QuoteIdent("expires_at"), at, d.QuoteIdent("acquired_at"))
 	return lock, insert, check
 }
@@ -242,7 +243,7 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 	}
 	if len(res.Rows) > 0 {
 		s.rollback()
-		held, err := adapters.LeaseFromRow(res.Rows[0])
+		held, err := sqlkit.LeaseFromRow(res.Rows[0])
 		if err != nil {
 			return err
 		}
@@ -257,7 +258,7 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 
 // RenewLeasesSQL renders the statement that extends runID's leases.
 func RenewLeasesSQL(d Dialect, schema, runID string, now, expires time.Time) string {
-	return fmt.Sprintf("UPDATE %s SET %s = %s, %s = %s WHERE %s = %s", ledgerTable(d, schema, adapters.LeasesTable),
+	return fmt.Sprintf("UPDATE %s SET %s = %s, %s = %s WHERE %s = %s", ledgerTable(d, schema, sqlkit.LeasesTable),
 		d.QuoteIdent("heartbeat_at"), d.Timestamp(now), d.QuoteIdent("expires_at"), d.Timestamp(expires),
 		d.QuoteIdent("run_id"), d.QuoteString(runID))
 }
@@ -269,7 +270,7 @@ func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires ti
 
 // ReleaseLeasesSQL renders the statement that drops runID's leases.
 func ReleaseLeasesSQL(d Dialect, schema, runID string) string {
-	return fmt.Sprintf("DELETE FROM %s WHERE %s = %s", ledgerTable(d, schema, adapters.LeasesTable),
+	return fmt.Sprintf("DELETE FROM %s WHERE %s = %s", ledgerTable(d, schema, sqlkit.LeasesTable),
 		d.QuoteIdent("run_id"), d.QuoteString(runID))
 }
 
@@ -290,13 +291,13 @@ func (a *Adapter) ledgerExec(ctx context.Context, runID, query string) error {
 
 // RunsQuery renders the read of the latest runs.
 func RunsQuery(d Dialect, schema string, limit int) string {
-	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC LIMIT %d", adapters.ColumnNames(d, adapters.RunColumns),
-		ledgerTable(d, schema, adapters.RunsTable), d.QuoteIdent("started_at"), d.QuoteIdent("run_id"), limit)
+	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC LIMIT %d", sqlkit.ColumnNames(d, sqlkit.RunColumns),
+		ledgerTable(d, schema, sqlkit.RunsTable), d.QuoteIdent("started_at"), d.QuoteIdent("run_id"), limit)
 }
 
 // Runs returns the latest runs, newest first.
 func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
-	s, ok, err := a.ledgerSession(ctx, adapters.RunsTable)
+	s, ok, err := a.ledgerSession(ctx, sqlkit.RunsTable)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +311,7 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 	}
 	out := make([]*adapters.Run, 0, len(res.Rows))
 	for _, row := range res.Rows {
-		r, err := adapters.RunFromRow(row)
+		r, err := sqlkit.RunFromRow(row)
 		if err != nil {
 			return nil, err
 		}
@@ -321,13 +322,13 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 
 // LeasesQuery renders the read of every lease.
 func LeasesQuery(d Dialect, schema string) string {
-	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", adapters.ColumnNames(d, adapters.LeaseColumns),
-		ledgerTable(d, schema, adapters.LeasesTable), d.QuoteIdent("table_name"))
+	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", sqlkit.ColumnNames(d, sqlkit.LeaseColumns),
+		ledgerTable(d, schema, sqlkit.LeasesTable), d.QuoteIdent("table_name"))
 }
 
 // Leases returns every lease row.
 func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
-	s, ok, err := a.ledgerSession(ctx, adapters.LeasesTable)
+	s, ok, err := a.ledgerSession(ctx, sqlkit.LeasesTable)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +342,7 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 	}
 	out := make([]adapters.Lease, 0, len(res.Rows))
 	for _, row := range res.Rows {
-		l, err := adapters.LeaseFromRow(row)
+		l, err := sqlkit.LeaseFromRow(row)
 		if err != nil {
 			return nil, err
 		}
@@ -352,14 +353,14 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 
 // VersionStatements render the transaction of SaveVersions.
 func VersionStatements(d Dialect, schema string, versions []adapters.Version) []string {
-	t := ledgerTable(d, schema, adapters.VersionsTable)
+	t := ledgerTable(d, schema, sqlkit.VersionsTable)
 	var stmts []string
 	for _, v := range versions {
 		stmts = append(stmts,
 			fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s = %s", t, d.QuoteIdent("model"), d.QuoteString(v.Model),
 				d.QuoteIdent("fingerprint"), d.QuoteString(v.Fingerprint)),
-			fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, adapters.ColumnNames(d, adapters.VersionColumns),
-				strings.Join(adapters.VersionValues(d, v), ", ")))
+			fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(d, sqlkit.VersionColumns),
+				strings.Join(sqlkit.VersionValues(d, v), ", ")))
 	}
 	return inTransaction(stmts)
 }
@@ -381,8 +382,8 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 // VersionsQuery renders the read of the named models' versions.
 func VersionsQuery(d Dialect, schema string, names []string) string {
 	list, _ := models.Literal(d, names)
-	return fmt.Sprintf("SELECT %s FROM %s WHERE %s IN %s ORDER BY %s, %s", adapters.ColumnNames(d, adapters.VersionColumns),
-		ledgerTable(d, schema, adapters.VersionsTable), d.QuoteIdent("model"), list, d.QuoteIdent("model"), d.QuoteIdent("created_at"))
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s IN %s ORDER BY %s, %s", sqlkit.ColumnNames(d, sqlkit.VersionColumns),
+		ledgerTable(d, schema, sqlkit.VersionsTable), d.QuoteIdent("model"), list, d.QuoteIdent("model"), d.QuoteIdent("created_at"))
 }
 
 // Versions returns the versions of the named models.
@@ -390,7 +391,7 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	if len(names) == 0 {
 		return nil, nil
 	}
-	s, ok, err := a.ledgerSession(ctx, adapters.VersionsTable)
+	s, ok, err := a.ledgerSession(ctx, sqlkit.VersionsTable)
 	if err != nil {
 		return nil, err
 	}
@@ -402,5 +403,5 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	if err != nil {
 		return nil, err
 	}
-	return adapters.VersionsFromResult(res)
+	return sqlkit.VersionsFromResult(res)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -165,13 +166,13 @@ func RecordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 	if len(records) == 0 {
 		return nil
 	}
-	table := ledgerTable(d, ledgerSchema, adapters.PartitionsTable)
+	table := ledgerTable(d, ledgerSchema, sqlkit.PartitionsTable)
 	rows := make([][]string, len(records))
 	for i, r := range records {
-		rows[i] = adapters.RecordValues(d, r)
+		rows[i] = sqlkit.RecordValues(d, r)
 	}
 	var stmts []string
-	for _, mk := range adapters.KeysByModel(d, records) {
+	for _, mk := range sqlkit.KeysByModel(d, records) {
 		for keys := range slices.Chunk(mk.Keys, ledgerChunk) {
 			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
 				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
@@ -179,7 +180,7 @@ func RecordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 	}
 	for chunk := range slices.Chunk(rows, ledgerChunk) {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
-			adapters.ColumnNames(d, adapters.PartitionColumns), adapters.ValuesList(chunk)))
+			sqlkit.ColumnNames(d, sqlkit.PartitionColumns), sqlkit.ValuesList(chunk)))
 	}
 	return stmts
 }

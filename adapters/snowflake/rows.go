@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 )
 
 // scanRows reads rows into a Result. gosnowflake hands back NUMBER columns
@@ -15,7 +16,7 @@ import (
 // result format), so values are converted by the column's Snowflake type
 // before adapters.Normalize: see Value.
 func scanRows(rows *sql.Rows) (*adapters.Result, error) {
-	return adapters.ScanRowsFunc(rows, func(col *sql.ColumnType, v any) any {
+	return sqlkit.ScanRowsFunc(rows, func(col *sql.ColumnType, v any) any {
 		_, scale, _ := col.DecimalSize()
 		return Value(col.DatabaseTypeName(), scale, v)
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -208,7 +209,7 @@ func RebuildStatements(d Dialect, ledgerSchema string, target, fresh models.Rela
 	for _, st := range stages {
 		steps = append(steps, []string{fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", fresh.Quote(d), list, list, st.Relation.Quote(d))})
 	}
-	ledger := ledgerTable(d, ledgerSchema, adapters.PartitionsTable)
+	ledger := ledgerTable(d, ledgerSchema, sqlkit.PartitionsTable)
 	model := ""
 	if len(records) > 0 {
 		model = records[0].Model

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -64,14 +65,14 @@ func SeedStatements(d Dialect, seed *models.Seed, table, load models.Relation) [
 	size := 0
 	flush := func() {
 		if len(chunk) > 0 {
-			stmts = append(stmts, insert+adapters.ValuesList(chunk))
+			stmts = append(stmts, insert+sqlkit.ValuesList(chunk))
 			chunk, size = nil, 0
 		}
 	}
 	for _, row := range seed.Rows {
 		vals := make([]string, len(row))
 		for i, v := range row {
-			vals[i] = adapters.SeedLiteral(d, seed.Columns[i].Type, v)
+			vals[i] = sqlkit.SeedLiteral(d, seed.Columns[i].Type, v)
 			size += len(vals[i]) + 2
 		}
 		chunk = append(chunk, vals)

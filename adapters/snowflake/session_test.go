@@ -15,13 +15,14 @@ import (
 	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/recorder"
 	"github.com/refill/refill/adapters/snowflake"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
 // ledgerRows renders values of the ledger's columns cols as gosnowflake
 // hands them to database/sql: numbers as decimal strings, timestamps as
 // times, text as strings.
-func ledgerRows(cols []adapters.Column, values ...[]any) *recorder.Rows {
+func ledgerRows(cols []sqlkit.Column, values ...[]any) *recorder.Rows {
 	r := &recorder.Rows{}
 	for _, c := range cols {
 		kind := "TEXT"
@@ -83,13 +84,13 @@ func TestLedgerReadsSnowflakeValues(t *testing.T) {
 		}
 		switch {
 		case strings.Contains(q, `"PARTITIONS"`):
-			return ledgerRows(adapters.PartitionColumns, []any{"daily", "2024-01-04", "failed", "fp", 7, "r1", 3, start, at, at, at.Add(time.Second), nil, "it's broken", nil}), true
+			return ledgerRows(sqlkit.PartitionColumns, []any{"daily", "2024-01-04", "failed", "fp", 7, "r1", 3, start, at, at, at.Add(time.Second), nil, "it's broken", nil}), true
 		case strings.Contains(q, `"RUNS"`):
-			return ledgerRows(adapters.RunColumns, []any{"r1", "prod", "failed", "{}", "h", 9, at, at.Add(time.Minute), 1, 2, 3, "boom"}), true
+			return ledgerRows(sqlkit.RunColumns, []any{"r1", "prod", "failed", "{}", "h", 9, at, at.Add(time.Minute), 1, 2, 3, "boom"}), true
 		case strings.Contains(q, `"LEASES"`):
-			return ledgerRows(adapters.LeaseColumns, []any{"shop.daily", "r1", "h", 9, at, at, at.Add(time.Minute)}), true
+			return ledgerRows(sqlkit.LeaseColumns, []any{"shop.daily", "r1", "h", 9, at, at, at.Add(time.Minute)}), true
 		case strings.Contains(q, `"VERSIONS"`):
-			return ledgerRows(adapters.VersionColumns, []any{"daily", "fp", "SELECT 1", at, nil, nil, nil}), true
+			return ledgerRows(sqlkit.VersionColumns, []any{"daily", "fp", "SELECT 1", at, nil, nil, nil}), true
 		}
 		return nil, false
 	}
@@ -122,7 +123,7 @@ func TestLeaseHeld(t *testing.T) {
 	ctx := t.Context()
 	f.extra = func(q string) (*recorder.Rows, bool) {
 		if strings.HasPrefix(q, "SELECT") && strings.Contains(q, `"RUN_ID" <>`) {
-			return ledgerRows(adapters.LeaseColumns, []any{"shop.daily", "other", "elsewhere", 7, at, at, at.Add(time.Hour)}), true
+			return ledgerRows(sqlkit.LeaseColumns, []any{"shop.daily", "other", "elsewhere", 7, at, at, at.Add(time.Hour)}), true
 		}
 		return nil, false
 	}

@@ -1,4 +1,8 @@
-package adapters
+// Package sqlkit is the SQL the adapters share, apart from the contract
+// (package adapters): the ledger's tables and columns, records rendered as
+// literals and read back, the summary queries of planning, and scanning
+// database/sql rows into results.
+package sqlkit
 
 import (
 	"fmt"
@@ -7,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 )
 
@@ -115,9 +120,9 @@ func nullString(d models.Dialect, s string) string {
 }
 
 // RecordValues renders r as literals in PartitionColumns order.
-func RecordValues(d models.Dialect, r Record) []string {
+func RecordValues(d models.Dialect, r adapters.Record) []string {
 	rows := "NULL"
-	if r.State == StateDone || r.Rows > 0 {
+	if r.State == adapters.StateDone || r.Rows > 0 {
 		rows = lit(d, r.Rows)
 	}
 	return []string{
@@ -129,7 +134,7 @@ func RecordValues(d models.Dialect, r Record) []string {
 }
 
 // RunValues renders r as literals in RunColumns order.
-func RunValues(d models.Dialect, r *Run) []string {
+func RunValues(d models.Dialect, r *adapters.Run) []string {
 	return []string{
 		d.QuoteString(r.ID), d.QuoteString(r.Target), d.QuoteString(string(r.Status)), d.QuoteString(r.Selection),
 		d.QuoteString(r.Host), lit(d, r.PID), timeLit(d, r.StartedAt), timeLit(d, r.FinishedAt),
@@ -138,7 +143,7 @@ func RunValues(d models.Dialect, r *Run) []string {
 }
 
 // LeaseValues renders l as literals in LeaseColumns order.
-func LeaseValues(d models.Dialect, l Lease) []string {
+func LeaseValues(d models.Dialect, l adapters.Lease) []string {
 	return []string{
 		d.QuoteString(l.Table), d.QuoteString(l.RunID), d.QuoteString(l.Host), lit(d, l.PID),
 		timeLit(d, l.AcquiredAt), timeLit(d, l.HeartbeatAt), timeLit(d, l.ExpiresAt),
@@ -146,7 +151,7 @@ func LeaseValues(d models.Dialect, l Lease) []string {
 }
 
 // VersionValues renders v as literals in VersionColumns order.
-func VersionValues(d models.Dialect, v Version) []string {
+func VersionValues(d models.Dialect, v adapters.Version) []string {
 	accepted := "NULL"
 	if v.AcceptedFrom != "" {
 		accepted = lit(d, v.Accepted)
@@ -156,17 +161,17 @@ func VersionValues(d models.Dialect, v Version) []string {
 }
 
 // VersionFromRow reads a row selected with VersionColumns.
-func VersionFromRow(row []any) (Version, error) {
+func VersionFromRow(row []any) (adapters.Version, error) {
 	if len(row) != len(VersionColumns) {
-		return Version{}, fmt.Errorf("version row has %d columns, want %d", len(row), len(VersionColumns))
+		return adapters.Version{}, fmt.Errorf("version row has %d columns, want %d", len(row), len(VersionColumns))
 	}
-	return Version{Model: str(row[0]), Fingerprint: str(row[1]), Text: str(row[2]), CreatedAt: when(row[3]),
-		AcceptedFrom: str(row[4]), AcceptedAt: when(row[5]), Accepted: Int(row[6])}, nil
+	return adapters.Version{Model: str(row[0]), Fingerprint: str(row[1]), Text: str(row[2]), CreatedAt: when(row[3]),
+		AcceptedFrom: str(row[4]), AcceptedAt: when(row[5]), Accepted: adapters.Int(row[6])}, nil
 }
 
 // VersionsFromResult reads a Query result selected with VersionColumns.
-func VersionsFromResult(res *Result) ([]Version, error) {
-	out := make([]Version, 0, len(res.Rows))
+func VersionsFromResult(res *adapters.Result) ([]adapters.Version, error) {
+	out := make([]adapters.Version, 0, len(res.Rows))
 	for _, row := range res.Rows {
 		v, err := VersionFromRow(row)
 		if err != nil {
@@ -178,37 +183,37 @@ func VersionsFromResult(res *Result) ([]Version, error) {
 }
 
 // RecordFromRow reads a row selected with PartitionColumns.
-func RecordFromRow(row []any) (Record, error) {
+func RecordFromRow(row []any) (adapters.Record, error) {
 	if len(row) != len(PartitionColumns) {
-		return Record{}, fmt.Errorf("ledger row has %d columns, want %d", len(row), len(PartitionColumns))
+		return adapters.Record{}, fmt.Errorf("ledger row has %d columns, want %d", len(row), len(PartitionColumns))
 	}
-	return Record{
-		Model: str(row[0]), Partition: str(row[1]), State: State(str(row[2])), Fingerprint: str(row[3]),
-		Rows: Int(row[4]), RunID: str(row[5]), Attempts: int(Int(row[6])),
+	return adapters.Record{
+		Model: str(row[0]), Partition: str(row[1]), State: adapters.State(str(row[2])), Fingerprint: str(row[3]),
+		Rows: adapters.Int(row[4]), RunID: str(row[5]), Attempts: int(adapters.Int(row[6])),
 		WindowStart: when(row[7]), WindowEnd: when(row[8]), StartedAt: when(row[9]), FinishedAt: when(row[10]),
 		PublishedAt: when(row[11]), Error: str(row[12]), Watermark: str(row[13]),
 	}, nil
 }
 
 // RunFromRow reads a row selected with RunColumns.
-func RunFromRow(row []any) (*Run, error) {
+func RunFromRow(row []any) (*adapters.Run, error) {
 	if len(row) != len(RunColumns) {
 		return nil, fmt.Errorf("run row has %d columns, want %d", len(row), len(RunColumns))
 	}
-	return &Run{
-		ID: str(row[0]), Target: str(row[1]), Status: RunStatus(str(row[2])), Selection: str(row[3]),
-		Host: str(row[4]), PID: int(Int(row[5])), StartedAt: when(row[6]), FinishedAt: when(row[7]),
-		Succeeded: int(Int(row[8])), Failed: int(Int(row[9])), Skipped: int(Int(row[10])), Error: str(row[11]),
+	return &adapters.Run{
+		ID: str(row[0]), Target: str(row[1]), Status: adapters.RunStatus(str(row[2])), Selection: str(row[3]),
+		Host: str(row[4]), PID: int(adapters.Int(row[5])), StartedAt: when(row[6]), FinishedAt: when(row[7]),
+		Succeeded: int(adapters.Int(row[8])), Failed: int(adapters.Int(row[9])), Skipped: int(adapters.Int(row[10])), Error: str(row[11]),
 	}, nil
 }
 
 // LeaseFromRow reads a row selected with LeaseColumns.
-func LeaseFromRow(row []any) (Lease, error) {
+func LeaseFromRow(row []any) (adapters.Lease, error) {
 	if len(row) != len(LeaseColumns) {
-		return Lease{}, fmt.Errorf("lease row has %d columns, want %d", len(row), len(LeaseColumns))
+		return adapters.Lease{}, fmt.Errorf("lease row has %d columns, want %d", len(row), len(LeaseColumns))
 	}
-	return Lease{
-		Table: str(row[0]), RunID: str(row[1]), Host: str(row[2]), PID: int(Int(row[3])),
+	return adapters.Lease{
+		Table: str(row[0]), RunID: str(row[1]), Host: str(row[2]), PID: int(adapters.Int(row[3])),
 		AcquiredAt: when(row[4]), HeartbeatAt: when(row[5]), ExpiresAt: when(row[6]),
 	}, nil
 }
@@ -251,8 +256,8 @@ func SeedLiteral(d models.Dialect, t models.ColumnType, v any) string {
 }
 
 // RecordsFromResult reads a Query result selected with PartitionColumns.
-func RecordsFromResult(res *Result) ([]Record, error) {
-	out := make([]Record, 0, len(res.Rows))
+func RecordsFromResult(res *adapters.Result) ([]adapters.Record, error) {
+	out := make([]adapters.Record, 0, len(res.Rows))
 	for _, row := range res.Rows {
 		r, err := RecordFromRow(row)
 		if err != nil {
@@ -271,7 +276,7 @@ type ModelKeys struct {
 
 // KeysByModel groups records' partition keys by model, in order of first
 // appearance, for the DELETE that precedes re-inserting ledger rows.
-func KeysByModel(d models.Dialect, records []Record) []ModelKeys {
+func KeysByModel(d models.Dialect, records []adapters.Record) []ModelKeys {
 	var out []ModelKeys
 	index := map[string]int{}
 	for _, r := range records {
@@ -293,10 +298,10 @@ const summaryColumns = 11
 // SummarizeSQL renders the query behind LedgerSummarizer.SummarizePartitions
 // over table, the partitions table: bucket renders the dialect's
 // expression for the first instant of a timestamp's bucket (see
-// RecordSummary; NULL for NULL).
+// adapters.RecordSummary; NULL for NULL).
 // Records of the models in q.Self are numbered with a window function (lag)
 // to count SelfStale; the others are not sorted.
-func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq SummaryQuery) string {
+func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq adapters.SummaryQuery) string {
 	q := d.QuoteIdent
 	isSelf := map[string]bool{}
 	for _, n := range sq.Self {
@@ -308,14 +313,14 @@ func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq
 			plain = append(plain, n)
 		}
 	}
-	count := func(state State) string {
+	count := func(state adapters.State) string {
 		return fmt.Sprintf("sum(CASE WHEN %s = %s THEN 1 ELSE 0 END)", q("state"), d.QuoteString(string(state)))
 	}
 	rows := fmt.Sprintf("sum(CASE WHEN %s IN (%s, %s, %s) THEN %s ELSE 0 END)", q("state"),
-		d.QuoteString(string(StateDone)), d.QuoteString(string(StatePartial)), d.QuoteString(string(StateFailed)), q("row_count"))
+		d.QuoteString(string(adapters.StateDone)), d.QuoteString(string(adapters.StatePartial)), d.QuoteString(string(adapters.StateFailed)), q("row_count"))
 	aggregate := func(from, selfStale string, of []string) string {
 		return fmt.Sprintf("SELECT %s, %s AS %s, count(*), %s, %s, min(%s), max(%s), min(%s), max(%s), %s, %s FROM %s WHERE %s IN %s GROUP BY %s, %s",
-			q("model"), bucket(q("window_start")), q("bucket"), count(StateDone), count(StatePending), q("fingerprint"), q("fingerprint"),
+			q("model"), bucket(q("window_start")), q("bucket"), count(adapters.StateDone), count(adapters.StatePending), q("fingerprint"), q("fingerprint"),
 			q("started_at"), q("published_at"), rows, selfStale, from, q("model"), lit(d, anyStrings(of)), q("model"), q("bucket"))
 	}
 	var parts []string
@@ -336,9 +341,9 @@ func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq
 // after they started (and not with them): one hash join per grain, pairing
 // records on their windows truncated to it. trunc renders the dialect's
 // truncation of a timestamp to a grain. It returns "" when q has no edges.
-func StaleSQL(d models.Dialect, table string, bucket func(string) string, trunc func(models.Grain, string) string, sq SummaryQuery) string {
+func StaleSQL(d models.Dialect, table string, bucket func(string) string, trunc func(models.Grain, string) string, sq adapters.SummaryQuery) string {
 	q := d.QuoteIdent
-	byGrain := map[models.Grain][]Edge{}
+	byGrain := map[models.Grain][]adapters.Edge{}
 	var grains []models.Grain
 	for _, e := range sq.Edges {
 		if byGrain[e.Grain] == nil {
@@ -365,14 +370,14 @@ func StaleSQL(d models.Dialect, table string, bucket func(string) string, trunc 
 }
 
 // AddStale adds the counts of a StaleSQL result to sums.
-func AddStale(sums []RecordSummary, res *Result) {
+func AddStale(sums []adapters.RecordSummary, res *adapters.Result) {
 	at := map[string]int{}
 	for i, s := range sums {
 		at[s.Model+"\x00"+s.Bucket.String()] = i
 	}
 	for _, row := range res.Rows {
 		if i, ok := at[str(row[0])+"\x00"+when(row[1]).String()]; ok {
-			sums[i].Stale += Int(row[2])
+			sums[i].Stale += adapters.Int(row[2])
 		}
 	}
 }
@@ -380,7 +385,7 @@ func AddStale(sums []RecordSummary, res *Result) {
 // RecordQuerySQL renders the query behind LedgerSummarizer.QueryPartitions
 // over table, the partitions table: a hash join with the models asked for
 // and the instant each is asked from.
-func RecordQuerySQL(d models.Dialect, table string, rq RecordQuery) string {
+func RecordQuerySQL(d models.Dialect, table string, rq adapters.RecordQuery) string {
 	q := d.QuoteIdent
 	names := slices.Sorted(maps.Keys(rq.Since))
 	rows := make([]string, 0, len(rq.All)+len(names))
@@ -411,15 +416,15 @@ func anyStrings(ss []string) []any {
 }
 
 // SummariesFromResult reads a Query result of SummarizeSQL.
-func SummariesFromResult(res *Result) ([]RecordSummary, error) {
-	out := make([]RecordSummary, 0, len(res.Rows))
+func SummariesFromResult(res *adapters.Result) ([]adapters.RecordSummary, error) {
+	out := make([]adapters.RecordSummary, 0, len(res.Rows))
 	for _, row := range res.Rows {
 		if len(row) != summaryColumns {
 			return nil, fmt.Errorf("summary row has %d columns, want %d", len(row), summaryColumns)
 		}
-		out = append(out, RecordSummary{Model: str(row[0]), Bucket: when(row[1]), Records: Int(row[2]), Done: Int(row[3]),
-			Pending: Int(row[4]), MinFingerprint: str(row[5]), MaxFingerprint: str(row[6]), MinStarted: when(row[7]),
-			MaxPublished: when(row[8]), Rows: Int(row[9]), SelfStale: Int(row[10])})
+		out = append(out, adapters.RecordSummary{Model: str(row[0]), Bucket: when(row[1]), Records: adapters.Int(row[2]), Done: adapters.Int(row[3]),
+			Pending: adapters.Int(row[4]), MinFingerprint: str(row[5]), MaxFingerprint: str(row[6]), MinStarted: when(row[7]),
+			MaxPublished: when(row[8]), Rows: adapters.Int(row[9]), SelfStale: adapters.Int(row[10])})
 	}
 	return out, nil
 }
