@@ -18,24 +18,7 @@ func (a *Adapter) ledgerTable(name string) string {
 
 // LedgerStatements renders the DDL that creates the ledger.
 func LedgerStatements(d Dialect, schema string) []string {
-	create := func(name string, cols []sqlkit.Column) string {
-		defs := make([]string, len(cols))
-		for i, c := range cols {
-			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
-			if c.NotNull {
-				defs[i] += " NOT NULL"
-			}
-		}
-		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)",
-			models.Relation{Schema: schema, Name: name}.Quote(d), strings.Join(defs, ",\n  "))
-	}
-	return []string{
-		"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(schema),
-		create(sqlkit.PartitionsTable, sqlkit.PartitionColumns),
-		create(sqlkit.RunsTable, sqlkit.RunColumns),
-		create(sqlkit.LeasesTable, sqlkit.LeaseColumns),
-		create(sqlkit.VersionsTable, sqlkit.VersionColumns),
-	}
+	return append([]string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(schema)}, sqlkit.LedgerTablesSQL(d, schema)...)
 }
 
 // SetupLedger creates the ledger schema and tables if missing.

@@ -2,10 +2,9 @@ package duckdb
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -29,20 +28,7 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 
 // OverlaySQL renders the CREATE VIEW of Overlay.
 func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage) string {
-	var parts []string
-	if targetExists {
-		keep := make([]string, len(stages))
-		for i, s := range stages {
-			// Rows whose partition column is NULL are outside every
-			// window (a swap's DELETE keeps them), so keep them here too.
-			keep[i] = "NOT coalesce(" + s.Window.Predicate(d) + ", FALSE)"
-		}
-		parts = append(parts, fmt.Sprintf("SELECT * FROM %s WHERE %s", target.Quote(d), strings.Join(keep, " AND ")))
-	}
-	for _, s := range stages {
-		parts = append(parts, "SELECT * FROM "+s.Relation.Quote(d))
-	}
-	return fmt.Sprintf("CREATE VIEW %s AS\n%s", view.Quote(d), strings.Join(parts, "\nUNION ALL BY NAME\n"))
+	return sqlkit.OverlaySQL(d, view, target, targetExists, stages, "*", "UNION ALL BY NAME")
 }
 
 // DropOverlay drops a view made by Overlay.

@@ -59,22 +59,12 @@ func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, kn
 
 // recordStatements replaces the ledger records of records' partitions.
 func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record) []string {
-	if len(records) == 0 {
-		return nil
-	}
-	table := models.Relation{Schema: ledgerSchema, Name: sqlkit.PartitionsTable}.Quote(d)
-	rows := make([][]string, len(records))
-	for i, r := range records {
-		rows[i] = sqlkit.RecordValues(d, r)
-	}
-	var stmts []string
-	for _, mk := range sqlkit.KeysByModel(d, records) {
-		stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE model = %s AND partition_key IN (%s)",
-			table, d.QuoteString(mk.Model), strings.Join(mk.Keys, ", ")))
-	}
-	return append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
-		sqlkit.ColumnNames(d, sqlkit.PartitionColumns), sqlkit.ValuesList(rows)))
+	return sqlkit.ReplaceRecordsSQL(d, ledgerSchema, records, ledgerChunk)
 }
+
+// ledgerChunk bounds the rows of one ledger INSERT and the keys of one
+// DELETE's IN list.
+const ledgerChunk = 1000
 
 // Rebuild replaces target with the stages' rows, and the model's ledger
 // records with records, in one transaction: readers see the old table or

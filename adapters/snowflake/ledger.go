@@ -18,25 +18,9 @@ func ledgerTable(d Dialect, schema, name string) string {
 var ledgerTables = []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}
 
 // LedgerStatements renders the DDL that creates the ledger: its schema and
-// the PARTITIONS, RUNS and LEASES tables.
+// its tables.
 func LedgerStatements(d Dialect, schema string) []string {
-	create := func(name string, cols []sqlkit.Column) string {
-		defs := make([]string, len(cols))
-		for i, c := range cols {
-			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
-			if c.NotNull {
-				defs[i] += " NOT NULL"
-			}
-		}
-		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", ledgerTable(d, schema, name), strings.Join(defs, ",\n  "))
-	}
-	return []string{
-		CreateSchemaSQL(d, "", schema),
-		create(sqlkit.PartitionsTable, sqlkit.PartitionColumns),
-		create(sqlkit.RunsTable, sqlkit.RunColumns),
-		create(sqlkit.LeasesTable, sqlkit.LeaseColumns),
-		create(sqlkit.VersionsTable, sqlkit.VersionColumns),
-	}
+	return append([]string{CreateSchemaSQL(d, "", schema)}, sqlkit.LedgerTablesSQL(d, schema)...)
 }
 
 // LedgerTablesQuery renders the query counting the ledger's tables that

@@ -3,10 +3,10 @@ package snowflake
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -47,19 +47,7 @@ func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stag
 	for i, c := range cols {
 		names[i] = d.QuoteExact(c.Name)
 	}
-	list := strings.Join(names, ", ")
-	var parts []string
-	if targetExists {
-		keep := make([]string, len(stages))
-		for i, s := range stages {
-			keep[i] = "NOT COALESCE(" + s.Window.Predicate(d) + ", FALSE)"
-		}
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, target.Quote(d), strings.Join(keep, " AND ")))
-	}
-	for _, s := range stages {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s", list, s.Relation.Quote(d)))
-	}
-	return fmt.Sprintf("CREATE VIEW %s AS\n%s", view.Quote(d), strings.Join(parts, "\nUNION ALL\n"))
+	return sqlkit.OverlaySQL(d, view, target, targetExists, stages, strings.Join(names, ", "), "UNION ALL")
 }
 
 // DropOverlay drops a view made by Overlay.

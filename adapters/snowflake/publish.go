@@ -3,7 +3,6 @@ package snowflake
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/refill/refill/adapters"
@@ -163,24 +162,5 @@ const ledgerChunk = 1000
 // DELETEs of every model's partitions, then the INSERTs, at most
 // ledgerChunk partitions each. They run inside a transaction.
 func RecordStatements(d Dialect, ledgerSchema string, records []adapters.Record) []string {
-	if len(records) == 0 {
-		return nil
-	}
-	table := ledgerTable(d, ledgerSchema, sqlkit.PartitionsTable)
-	rows := make([][]string, len(records))
-	for i, r := range records {
-		rows[i] = sqlkit.RecordValues(d, r)
-	}
-	var stmts []string
-	for _, mk := range sqlkit.KeysByModel(d, records) {
-		for keys := range slices.Chunk(mk.Keys, ledgerChunk) {
-			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
-				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
-		}
-	}
-	for chunk := range slices.Chunk(rows, ledgerChunk) {
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table,
-			sqlkit.ColumnNames(d, sqlkit.PartitionColumns), sqlkit.ValuesList(chunk)))
-	}
-	return stmts
+	return sqlkit.ReplaceRecordsSQL(d, ledgerSchema, records, ledgerChunk)
 }

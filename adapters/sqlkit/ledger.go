@@ -428,3 +428,51 @@ func SummariesFromResult(res *adapters.Result) ([]adapters.RecordSummary, error)
 	}
 	return out, nil
 }
+
+// LedgerTablesSQL renders the CREATE TABLE IF NOT EXISTS of each of the
+// ledger's tables in schema, with the dialect's types, for warehouses
+// whose tables need nothing more (the schema itself is the caller's).
+func LedgerTablesSQL(d models.Dialect, schema string) []string {
+	create := func(name string, cols []Column) string {
+		defs := make([]string, len(cols))
+		for i, c := range cols {
+			defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)
+			if c.NotNull {
+				defs[i] += " NOT NULL"
+			}
+		}
+		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n)", models.Relation{Schema: schema, Name: name}.Quote(d), strings.Join(defs, ",\n  "))
+	}
+	return []string{
+		create(PartitionsTable, PartitionColumns),
+		create(RunsTable, RunColumns),
+		create(LeasesTable, LeaseColumns),
+		create(VersionsTable, VersionColumns),
+	}
+}
+
+// ReplaceRecordsSQL renders the statements that replace the ledger records
+// of records' partitions in the partitions table of schema, for
+// warehouses with transactions to run them in: the DELETEs of every
+// model's partitions, then the INSERTs, at most chunk partitions each.
+func ReplaceRecordsSQL(d models.Dialect, schema string, records []adapters.Record, chunk int) []string {
+	if len(records) == 0 {
+		return nil
+	}
+	table := models.Relation{Schema: schema, Name: PartitionsTable}.Quote(d)
+	rows := make([][]string, len(records))
+	for i, r := range records {
+		rows[i] = RecordValues(d, r)
+	}
+	var stmts []string
+	for _, mk := range KeysByModel(d, records) {
+		for keys := range slices.Chunk(mk.Keys, chunk) {
+			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
+				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
+		}
+	}
+	for part := range slices.Chunk(rows, chunk) {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table, ColumnNames(d, PartitionColumns), ValuesList(part)))
+	}
+	return stmts
+}

@@ -92,7 +92,7 @@ CREATE SCHEMA IF NOT EXISTS "shop";
 CREATE TABLE IF NOT EXISTS "shop"."daily" AS SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1" LIMIT 0;
 DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03';
 INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX1";
-DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-02');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
@@ -105,7 +105,7 @@ SELECT "d" AS k, count(*) AS n FROM "refill_stages"."refill_stage"."shop__daily_
 -- begin
 DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-05';
 INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX2";
-DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02', '2024-01-03', '2024-01-04');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-02', '2024-01-03', '2024-01-04');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
   ('daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
@@ -122,7 +122,7 @@ CREATE SCHEMA IF NOT EXISTS "shop";
 CREATE TABLE IF NOT EXISTS "shop"."hourly" AS SELECT * FROM "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3" LIMIT 0;
 DELETE FROM "shop"."hourly" WHERE "ts" >= TIMESTAMP '2024-01-02 03:00:00' AND "ts" < TIMESTAMP '2024-01-02 04:00:00';
 INSERT INTO "shop"."hourly" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__hourly__s_20240105t060708zabcdef_XXXXXX3";
-DELETE FROM "refill"."partitions" WHERE model = 'hourly' AND partition_key IN ('2024-01-02T03');
+DELETE FROM "refill"."partitions" WHERE "model" = 'hourly' AND "partition_key" IN ('2024-01-02T03');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('hourly', '2024-01-02T03', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 03:00:00', TIMESTAMP '2024-01-02 04:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
@@ -137,7 +137,7 @@ CREATE SCHEMA IF NOT EXISTS "shop";
 CREATE TABLE IF NOT EXISTS "shop"."by_region" AS SELECT * FROM "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4" LIMIT 0;
 DELETE FROM "shop"."by_region" WHERE "region" IN ('eu', 'it''s');
 INSERT INTO "shop"."by_region" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__by_region__s_20240105t060708zabcdef_XXXXXX4";
-DELETE FROM "refill"."partitions" WHERE model = 'by_region' AND partition_key IN ('eu', 'it''s');
+DELETE FROM "refill"."partitions" WHERE "model" = 'by_region' AND "partition_key" IN ('eu', 'it''s');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('by_region', 'eu', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
   ('by_region', 'it''s', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
@@ -153,7 +153,7 @@ CREATE SCHEMA IF NOT EXISTS "shop";
 CREATE TABLE IF NOT EXISTS "shop"."totals" AS SELECT * FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5" LIMIT 0;
 DELETE FROM "shop"."totals" WHERE 1 = 1;
 INSERT INTO "shop"."totals" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5";
-DELETE FROM "refill"."partitions" WHERE model = 'totals' AND partition_key IN ('all');
+DELETE FROM "refill"."partitions" WHERE "model" = 'totals' AND "partition_key" IN ('all');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('totals', 'all', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
@@ -172,12 +172,12 @@ DROP VIEW IF EXISTS "refill_stages"."refill_stage"."shop__daily__v_20240105t0607
 -- begin
 DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-03' AND "d" < DATE '2024-01-04';
 INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX6";
-DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-03');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-03');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('daily', '2024-01-03', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 DELETE FROM "shop"."totals" WHERE 1 = 1;
 INSERT INTO "shop"."totals" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX8";
-DELETE FROM "refill"."partitions" WHERE model = 'totals' AND partition_key IN ('all');
+DELETE FROM "refill"."partitions" WHERE "model" = 'totals' AND "partition_key" IN ('all');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('totals', 'all', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
@@ -191,7 +191,7 @@ INSERT INTO "shop"."daily" BY NAME SELECT * FROM (
 SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-04' AND "d" < DATE '2024-01-05' GROUP BY "d"
 ) AS refill_query
 WHERE CASE WHEN coalesce("d" >= DATE '2024-01-04' AND "d" < DATE '2024-01-05', FALSE) THEN TRUE ELSE error('refill: a row lies outside the window') END;
-DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-04');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-04');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('daily', '2024-01-04', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
@@ -204,7 +204,7 @@ SELECT "d", sum("v") AS "v", count(*) AS "n" FROM "shop"."events" WHERE "d" >= D
 ALTER TABLE "shop"."daily" ADD COLUMN IF NOT EXISTS "n" BIGINT;
 DELETE FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03';
 INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX9";
-DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-02');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
@@ -219,7 +219,7 @@ DROP TABLE IF EXISTS "shop"."daily";
 CREATE TABLE "shop"."daily" AS SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10" LIMIT 0;
 INSERT INTO "shop"."daily" BY NAME SELECT * FROM "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10";
 DELETE FROM "refill"."partitions" WHERE model = 'daily';
-DELETE FROM "refill"."partitions" WHERE model = 'daily' AND partition_key IN ('2024-01-02', '2024-01-03', '2024-01-04');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-02', '2024-01-03', '2024-01-04');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('daily', '2024-01-02', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
   ('daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL),
@@ -233,7 +233,7 @@ UNION ALL SELECT 'shop.totals', count(*) FROM "shop"."totals";
 
 -- record a failed partition
 -- begin
-DELETE FROM "refill"."partitions" WHERE model = 'hourly' AND partition_key IN ('2024-01-02T04');
+DELETE FROM "refill"."partitions" WHERE "model" = 'hourly' AND "partition_key" IN ('2024-01-02T04');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('hourly', '2024-01-02T04', 'failed', '0123456789abcdef', NULL, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-02 04:00:00', TIMESTAMP '2024-01-02 05:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', NULL, 'it''s broken: ''quotes'' and \backslashes\', NULL);
 -- commit
