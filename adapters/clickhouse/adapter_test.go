@@ -65,10 +65,19 @@ func open(t *testing.T, s adaptertest.Schemas, log *statementLog) *clickhouse.Ad
 // openWith opens an adapter as open does, with cfg's other settings.
 func openWith(t *testing.T, s adaptertest.Schemas, cfg clickhouse.Config) *clickhouse.Adapter {
 	t.Helper()
+	a, err := tryOpen(t, s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// tryOpen is openWith for tests of Open's own failures.
+func tryOpen(t *testing.T, s adaptertest.Schemas, cfg clickhouse.Config) (*clickhouse.Adapter, error) {
 	cfg.DSN, cfg.Schema, cfg.LedgerSchema, cfg.StageSchema = dsn(t), s.Default, s.Ledger, s.Stage
 	a, err := clickhouse.Open(t.Context(), cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() {
 		for _, db := range []string{s.Default, s.Ledger, s.Stage} {
@@ -78,7 +87,7 @@ func openWith(t *testing.T, s adaptertest.Schemas, cfg clickhouse.Config) *click
 		}
 		a.Close()
 	})
-	return a
+	return a, nil
 }
 
 func TestConformance(t *testing.T) {
