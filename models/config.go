@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,23 +57,11 @@ type Config struct {
 	OnSchemaChange SchemaPolicy
 	// NoFullRefresh forbids rebuilding the whole table (full_refresh: false).
 	NoFullRefresh bool
-	ClickHouse    ClickHouseOptions // table options used when refill creates the table
-	Snowflake     SnowflakeOptions
-	Description   string
-}
-
-// ClickHouseOptions shape the table refill creates on ClickHouse.
-type ClickHouseOptions struct {
-	Engine      string // default MergeTree()
-	OrderBy     string // default the partition column, or tuple()
-	PartitionBy string // default derived from the grain, e.g. toYYYYMM(col)
-	Settings    string // appended as SETTINGS ..., e.g. index_granularity = 8192
-}
-
-// SnowflakeOptions shape how a model runs on Snowflake.
-type SnowflakeOptions struct {
-	Warehouse string // run this model's statements on this virtual warehouse
-	ClusterBy string // CLUSTER BY expression for the created table
+	// Adapter holds the model's blocks of settings for adapters, by the
+	// adapter's name: how its table is created or where it runs on that
+	// adapter. Each adapter decodes its own (see AdapterKeys.Block).
+	Adapter     map[string]*Options
+	Description string
 }
 
 // Severity says whether a failed audit blocks the swap.
@@ -114,7 +103,7 @@ type Audit struct {
 var configKeys = []string{
 	"partition_by", "grain", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
 	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "audits", "columns",
-	"on_schema_change", "full_refresh", "clickhouse", "snowflake", "description",
+	"on_schema_change", "full_refresh", "description",
 }
 
 // SchemaPolicy says what a run does when a stage's columns differ from its
@@ -151,14 +140,15 @@ func ParseSchemaPolicy(s string) (SchemaPolicy, error) {
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
 
-// decodeConfig reads a model's YAML header. Errors are recorded in d.
-func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
+// decodeConfig reads a model's YAML header; x holds the adapters' blocks.
+// Errors are recorded in d.
+func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 	c := Config{Location: time.UTC}
 	var (
 		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode *yaml.Node
 		partitionType, start, end                                                                            string
 	)
-	d.fields(root, "model config", configKeys, func(key string, v *yaml.Node) {
+	d.fields(root, "model config", append(slices.Clip(configKeys), x.blockNames()...), func(key string, v *yaml.Node) {
 		switch key {
 		case "partition_by":
 			if s, ok := d.str(v, key); ok {
@@ -251,7 +241,7 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 		case "audits":
 			c.Audits = decodeAudits(d, v)
 		case "columns":
-			c.Columns = decodeColumns(d, v)
+			c.Columns = decodeColumns(d, v, x.names)
 		case "on_schema_change":
 			if s, ok := d.str(v, key); ok {
 				p, err := ParseSchemaPolicy(s)
@@ -264,32 +254,22 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 			if b, ok := d.bool(v, key); ok {
 				c.NoFullRefresh = !b
 			}
-		case "clickhouse":
-			d.fields(v, "clickhouse options", []string{"engine", "order_by", "partition_by", "settings"}, func(key string, v *yaml.Node) {
-				s, _ := d.str(v, key)
-				switch key {
-				case "engine":
-					c.ClickHouse.Engine = s
-				case "order_by":
-					c.ClickHouse.OrderBy = s
-				case "partition_by":
-					c.ClickHouse.PartitionBy = s
-				case "settings":
-					c.ClickHouse.Settings = s
-				}
-			})
-		case "snowflake":
-			d.fields(v, "snowflake options", []string{"warehouse", "cluster_by"}, func(key string, v *yaml.Node) {
-				s, _ := d.str(v, key)
-				switch key {
-				case "warehouse":
-					c.Snowflake.Warehouse = s
-				case "cluster_by":
-					c.Snowflake.ClusterBy = s
-				}
-			})
 		case "description":
 			c.Description, _ = d.str(v, key)
+		default: // an adapter's block
+			o := decodeOptions(d, keyNode(root, key), v)
+			if o == nil {
+				return
+			}
+			version, err := x.blocks[key](o)
+			d.errs.add(o.positioned(err))
+			if version != "" {
+				o.version = strings.TrimSuffix(version, "\n") + "\n"
+			}
+			if c.Adapter == nil {
+				c.Adapter = map[string]*Options{}
+			}
+			c.Adapter[key] = o
 		}
 	})
 
@@ -373,8 +353,9 @@ func decodeConfig(d *yamlDoc, root *yaml.Node) Config {
 }
 
 // decodeColumns reads the columns map: name: type, where a type is a
-// portable name or a map of dialect types.
-func decodeColumns(d *yamlDoc, v *yaml.Node) []ColumnDecl {
+// portable name or a map of the adapters' own types, by the names of the
+// program's adapters (kept in their order).
+func decodeColumns(d *yamlDoc, v *yaml.Node, adapters []string) []ColumnDecl {
 	var out []ColumnDecl
 	seen := map[string]bool{}
 	d.entries(v, "columns", func(k, val *yaml.Node) {
@@ -395,8 +376,8 @@ func decodeColumns(d *yamlDoc, v *yaml.Node) []ColumnDecl {
 			}
 			col.Type.Portable = t
 		case yaml.MappingNode:
-			col.Type.Native = map[string]string{}
-			d.fields(val, "columns."+k.Value, []string{"portable", "duckdb", "clickhouse", "snowflake"}, func(key string, tv *yaml.Node) {
+			native := map[string]string{}
+			d.fields(val, "columns."+k.Value, append([]string{"portable"}, adapters...), func(key string, tv *yaml.Node) {
 				s, ok := d.str(tv, key)
 				if !ok {
 					return
@@ -409,8 +390,13 @@ func decodeColumns(d *yamlDoc, v *yaml.Node) []ColumnDecl {
 					col.Type.Portable = t
 					return
 				}
-				col.Type.Native[key] = s
+				native[key] = s
 			})
+			for _, a := range adapters {
+				if t, ok := native[a]; ok {
+					col.Type.Native = append(col.Type.Native, NativeType{Dialect: a, Type: t})
+				}
+			}
 		default:
 			d.errAt(val, "columns.%s must be a type name (bigint, varchar, decimal(18,2), ...) or a map of dialect types", k.Value)
 		}

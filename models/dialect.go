@@ -12,7 +12,7 @@ import (
 // statement refill issues can be rendered and tested without a connection.
 // Implementations must be safe for concurrent use.
 type Dialect interface {
-	// Name is the adapter name: duckdb, clickhouse or snowflake.
+	// Name is the adapter's name, as a target's adapter: writes it.
 	Name() string
 	// QuoteIdent quotes one identifier (a schema, table or column name),
 	// applying the warehouse's case rules.

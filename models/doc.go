@@ -3,6 +3,8 @@
 // enumerates partitions and renders templated SQL through a [Dialect].
 //
 // The package knows nothing of any warehouse: it does no I/O beyond reading
-// the [fs.FS] it is given, and every SQL fragment it produces comes from the
-// Dialect passed in by the caller.
+// the [fs.FS] it is given, every SQL fragment it produces comes from the
+// Dialect passed in by the caller, and what a project's files say for one
+// adapter (the keys the caller names in [LoadOptions].Adapters) is kept as
+// written, with its positions, for that adapter to decode.
 package models

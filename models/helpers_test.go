@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -37,6 +38,31 @@ targets:
 vars: {min_amount: 10, region: eu}
 `
 
+// testAdapters stand for a program's adapters: one whose targets have a
+// path, one with a block of table settings, one with a target setting and
+// a block of which one setting shapes the table.
+var testAdapters = []AdapterKeys{
+	{Name: "duckdb", TargetKeys: []string{"path"}},
+	{Name: "clickhouse", Block: stringBlock([]string{"engine", "order_by"})},
+	{Name: "snowflake", TargetKeys: []string{"warehouse"}, Block: stringBlock([]string{"cluster_by"}, "warehouse")},
+}
+
+// stringBlock returns a BlockFunc for a block of string settings: those
+// of shaping are part of the model's version (as name.key: value), the
+// others are not.
+func stringBlock(shaping []string, others ...string) BlockFunc {
+	return func(o *Options) (string, error) {
+		set, err := o.Strings(append(slices.Clip(shaping), others...)...)
+		var version strings.Builder
+		for _, k := range shaping {
+			if v := set[k]; v != "" {
+				fmt.Fprintf(&version, "%s.%s: %s\n", o.Name(), k, v)
+			}
+		}
+		return version.String(), err
+	}
+}
+
 // load loads an in-memory project of the given files plus refill.yml.
 func load(t testing.TB, files map[string]string) (*Project, error) {
 	t.Helper()
@@ -44,7 +70,7 @@ func load(t testing.TB, files map[string]string) (*Project, error) {
 	for name, text := range files {
 		fsys[name] = &fstest.MapFile{Data: []byte(text)}
 	}
-	return Load(fsys, LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	return Load(fsys, LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }, Adapters: testAdapters})
 }
 
 func mustLoad(t testing.TB, files map[string]string) *Project {

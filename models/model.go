@@ -35,8 +35,9 @@ type Model struct {
 	versions sync.Map // *Scope -> *Version
 }
 
-// parseModel parses one model file. name and file are as in Model.
-func parseModel(name, file, text string) (*Model, error) {
+// parseModel parses one model file. name and file are as in Model; x
+// holds the adapters' blocks its header may have.
+func parseModel(name, file, text string, x *extensions) (*Model, error) {
 	m := &Model{Name: name, Path: file, text: text}
 	var errs ErrorList
 	if schema, table, ok := strings.Cut(name, "."); ok {
@@ -54,7 +55,7 @@ func parseModel(name, file, text string) (*Model, error) {
 		d.line0--
 		d.col0--
 		if root := d.parse(yamlSrc); root != nil {
-			m.Config = decodeConfig(d, root)
+			m.Config = decodeConfig(d, root, x)
 		}
 		body, bodyOff = text[end:], end
 		for _, nl := range []string{"\r\n", "\n"} {
@@ -64,7 +65,7 @@ func parseModel(name, file, text string) (*Model, error) {
 			}
 		}
 	} else {
-		m.Config = decodeConfig(d, &yaml.Node{Kind: yaml.MappingNode})
+		m.Config = decodeConfig(d, &yaml.Node{Kind: yaml.MappingNode}, x)
 	}
 	if strings.TrimSpace(body) == "" {
 		errs.add(&Error{File: file, Msg: "the model has no SQL: write a SELECT after the config comment"})

@@ -29,8 +29,8 @@ func checkModelPath(file, rel string) error {
 }
 
 // duplicateNames reports models whose names differ only in case: they
-// would write one table on warehouses that fold names (DuckDB,
-// Snowflake), the second overwriting the first's partitions.
+// would write one table on warehouses that fold names to one case, the
+// second overwriting the first's partitions.
 func duplicateNames(ms []*Model) error {
 	var errs ErrorList
 	first := map[string]*Model{}

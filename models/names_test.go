@@ -78,12 +78,12 @@ func TestNonRegularFiles(t *testing.T) {
 		"models/pipe.sql": {Mode: fs.ModeNamedPipe},
 		"models/ok.sql":   {Data: []byte("SELECT 1 AS x")},
 	}
-	_, err := Load(fsys, LoadOptions{})
+	_, err := Load(fsys, LoadOptions{Adapters: testAdapters})
 	if err == nil || !strings.Contains(err.Error(), "models/pipe.sql: not a regular file (a named pipe)") {
 		t.Errorf("Load = %v", err)
 	}
 	fsys["refill.yml"] = &fstest.MapFile{Mode: fs.ModeNamedPipe}
-	if _, err := Load(fsys, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "refill.yml: not a regular file") {
+	if _, err := Load(fsys, LoadOptions{Adapters: testAdapters}); err == nil || !strings.Contains(err.Error(), "refill.yml: not a regular file") {
 		t.Errorf("Load with a piped refill.yml = %v", err)
 	}
 }

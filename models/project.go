@@ -38,7 +38,6 @@ type Project struct {
 	seedFiles map[Relation]string
 }
 
-// Target is one warehouse a project can run against, from refill.yml.
 // The schemas a target's ledger and staging tables live in unless it says
 // otherwise (ledger_schema, stage_schema).
 const (
@@ -46,11 +45,10 @@ const (
 	DefaultStageSchema  = "refill_stage"
 )
 
+// Target is one warehouse a project can run against, from refill.yml.
 type Target struct {
 	Name    string
-	Adapter string // duckdb, clickhouse, snowflake
-	// Path is the DuckDB database file, relative to the project folder.
-	Path string
+	Adapter string // the adapter's name (see AdapterKeys)
 	// DSN is the connection string. It may hold credentials: never print it.
 	DSN          string
 	Schema       string // default schema for top-level models
@@ -58,7 +56,10 @@ type Target struct {
 	StageSchema  string // where staging tables live (default DefaultStageSchema)
 	// Concurrency caps --concurrency for this target; 0 means no cap.
 	Concurrency int
-	Warehouse   string // Snowflake virtual warehouse for this target
+	// Settings are the target's settings for its adapter (the keys of
+	// AdapterKeys.TargetKeys), by key, with ${VAR}s expanded. Errorf
+	// positions an error at one.
+	Settings map[string]string
 
 	file string
 	pos  map[string][2]int // key -> line, col in refill.yml
@@ -68,7 +69,9 @@ type Target struct {
 	deferred ErrorList
 }
 
-var targetKeys = []string{"adapter", "path", "dsn", "schema", "ledger_schema", "stage_schema", "concurrency", "warehouse"}
+// targetKeys are refill's own keys of a target; decodeTarget adds the
+// adapters'.
+var targetKeys = []string{"adapter", "dsn", "schema", "ledger_schema", "stage_schema", "concurrency"}
 
 // Has reports whether refill.yml sets key for the target (even to an
 // environment variable that is not set).
@@ -93,9 +96,6 @@ func (t *Target) Errorf(key, format string, args ...any) error {
 
 // String describes the target without its DSN.
 func (t *Target) String() string {
-	if t.Path != "" {
-		return fmt.Sprintf("%s (%s, %s)", t.Name, t.Adapter, t.Path)
-	}
 	return fmt.Sprintf("%s (%s)", t.Name, t.Adapter)
 }
 
@@ -105,6 +105,13 @@ type LoadOptions struct {
 	LookupEnv func(string) (string, bool)
 	// Vars override and extend the vars of refill.yml (from --var).
 	Vars map[string]any
+	// Adapters are the adapters the program runs on, in the order it
+	// lists them. A project's files may use the keys they add to refill's
+	// own (target settings, model blocks, native column types), and no
+	// other: a misspelt key is refused with its file:line. The order is
+	// that of a declared column's native types in a model's version, so
+	// changing it changes fingerprints.
+	Adapters []AdapterKeys
 }
 
 var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars", "on_schema_change"}
@@ -124,6 +131,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 		return nil, &Error{File: ProjectFile, Msg: fmt.Sprintf("cannot read the project file: %v", err), Err: err}
 	}
 	var errs ErrorList
+	x := newExtensions(opts.Adapters)
 	p := &Project{ModelsDir: "models", SeedsDir: "seeds", Targets: map[string]*Target{}, Vars: map[string]any{}, text: string(raw)}
 	d := &yamlDoc{file: ProjectFile, text: p.text, errs: &errs}
 	root := d.parse(p.text)
@@ -143,7 +151,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 			p.DefaultTarget, _ = d.str(v, key)
 		case "targets":
 			d.entries(v, "targets", func(k, v *yaml.Node) {
-				p.Targets[k.Value] = decodeTarget(d, k, v, opts.LookupEnv)
+				p.Targets[k.Value] = decodeTarget(d, k, v, x, opts.LookupEnv)
 			})
 		case "vars":
 			d.entries(v, "vars", func(k, v *yaml.Node) {
@@ -164,7 +172,11 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 	}
 	switch {
 	case len(p.Targets) == 0:
-		d.errAt(root, "refill.yml needs at least one target under targets:, e.g. dev: {adapter: duckdb, path: warehouse.duckdb}")
+		example := "NAME"
+		if len(x.names) > 0 {
+			example = x.names[0]
+		}
+		d.errAt(root, "refill.yml needs at least one target under targets:, e.g. dev: {adapter: %s}", example)
 	case p.DefaultTarget == "" && len(p.Targets) == 1:
 		for name := range p.Targets {
 			p.DefaultTarget = name
@@ -179,19 +191,21 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 	if p.OnSchemaChange == "" {
 		p.OnSchemaChange = SchemaFail
 	}
-	errs.add(p.loadModels(fsys))
+	errs.add(p.loadModels(fsys, x))
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-func decodeTarget(d *yamlDoc, k, v *yaml.Node, lookup func(string) (string, bool)) *Target {
+func decodeTarget(d *yamlDoc, k, v *yaml.Node, x *extensions, lookup func(string) (string, bool)) *Target {
 	line, col := d.pos(k)
 	t := &Target{Name: k.Value, LedgerSchema: DefaultLedgerSchema, StageSchema: DefaultStageSchema, file: d.file, text: d.text,
 		pos: map[string][2]int{"": {line, col}}}
 	sub := &yamlDoc{file: d.file, text: d.text, errs: &t.deferred}
-	d.fields(v, "target "+k.Value, targetKeys, func(key string, v *yaml.Node) {
+	// The adapters' keys come right after adapter, for suggestions.
+	known := slices.Concat(targetKeys[:1], x.targetKeys, targetKeys[1:])
+	d.fields(v, "target "+k.Value, known, func(key string, v *yaml.Node) {
 		line, col := d.pos(v)
 		t.pos[key] = [2]int{line, col}
 		if key == "concurrency" {
@@ -206,8 +220,6 @@ func decodeTarget(d *yamlDoc, k, v *yaml.Node, lookup func(string) (string, bool
 		switch key {
 		case "adapter":
 			t.Adapter = s
-		case "path":
-			t.Path = s
 		case "dsn":
 			t.DSN = s
 		case "schema":
@@ -216,14 +228,29 @@ func decodeTarget(d *yamlDoc, k, v *yaml.Node, lookup func(string) (string, bool
 			t.LedgerSchema = s
 		case "stage_schema":
 			t.StageSchema = s
-		case "warehouse":
-			t.Warehouse = s
+		default: // an adapter's setting
+			if t.Settings == nil {
+				t.Settings = map[string]string{}
+			}
+			t.Settings[key] = s
 		}
 	})
 	if t.Adapter == "" {
-		d.errAt(k, "target %s needs adapter: (duckdb, clickhouse or snowflake)", k.Value)
+		if len(x.names) > 0 {
+			d.errAt(k, "target %s needs adapter: (%s)", k.Value, orList(x.names))
+		} else {
+			d.errAt(k, "target %s needs adapter:", k.Value)
+		}
 	}
 	return t
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 var envRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
@@ -314,7 +341,7 @@ func (p *Project) Model(name string) (*Model, error) {
 }
 
 // loadModels parses every .sql file under the models folder and links refs.
-func (p *Project) loadModels(fsys fs.FS) error {
+func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 	var errs ErrorList
 	p.byName, p.byTable = map[string]*Model{}, map[string][]*Model{}
 	if _, err := fs.Stat(fsys, p.ModelsDir); err != nil {
@@ -338,7 +365,7 @@ func (p *Project) loadModels(fsys fs.FS) error {
 			errs.add(err)
 			return nil
 		}
-		m, err := parseModel(modelName(rel), file, string(raw))
+		m, err := parseModel(modelName(rel), file, string(raw), x)
 		if err != nil {
 			errs.add(err)
 			if m != nil { // keep its name, so refs to it do not fail too

@@ -17,7 +17,8 @@ vars: {min_amount: 10, who: "${USER_NAME}"}
 `
 	env := map[string]string{"USER_NAME": "ana"}
 	fsys := fstest.MapFS{"refill.yml": {Data: []byte(yml)}, "models/a.sql": {Data: []byte("SELECT 1")}}
-	p, err := Load(fsys, LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Vars: map[string]any{"min_amount": 20}})
+	p, err := Load(fsys, LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Vars: map[string]any{"min_amount": 20},
+		Adapters: testAdapters})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ vars: {min_amount: 10, who: "${USER_NAME}"}
 		t.Errorf("vars = %v", p.Vars)
 	}
 	dev, err := p.Target("")
-	if err != nil || dev.Path != "warehouse.duckdb" || dev.Concurrency != 2 || dev.LedgerSchema != "refill" {
+	if err != nil || dev.Settings["path"] != "warehouse.duckdb" || dev.Concurrency != 2 || dev.LedgerSchema != "refill" {
 		t.Errorf("dev = %+v, %v", dev, err)
 	}
 	// prod needs SNOWFLAKE_DSN, which is unset: an error only when prod is used.
@@ -33,8 +34,8 @@ vars: {min_amount: 10, who: "${USER_NAME}"}
 	if err == nil || !strings.Contains(err.Error(), "refill.yml:6:") || !strings.Contains(err.Error(), "SNOWFLAKE_DSN is not set") {
 		t.Errorf("Target(prod) error = %v", err)
 	}
-	if p.Targets["prod"].Warehouse != "BIG_WH" {
-		t.Errorf("default not applied: %q", p.Targets["prod"].Warehouse)
+	if p.Targets["prod"].Settings["warehouse"] != "BIG_WH" {
+		t.Errorf("default not applied: %q", p.Targets["prod"].Settings["warehouse"])
 	}
 	if _, err := p.Target("stage"); err == nil || !strings.Contains(err.Error(), "unknown target") {
 		t.Errorf("unknown target: %v", err)
@@ -51,7 +52,7 @@ func TestProjectConfigErrors(t *testing.T) {
 		"targets:\n  dev: {adapter: duckdb}\nmodels: elsewhere\n": `models folder "elsewhere" not found`,
 	} {
 		fsys := fstest.MapFS{"refill.yml": {Data: []byte(yml)}, "models/a.sql": {Data: []byte("SELECT 1")}}
-		_, err := Load(fsys, LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+		_, err := Load(fsys, LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }, Adapters: testAdapters})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q:\n got %v\nwant %s", yml, err, want)
 		}

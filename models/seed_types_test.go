@@ -14,7 +14,7 @@ func TestSeedDeclaredTypes(t *testing.T) {
 		"seeds/raw/customers.csv": {Data: []byte("id,zip,amount\n1,00501,12.30\n2,10001,7\n")},
 		"seeds/raw/customers.yml": {Data: []byte("columns:\n  zip: varchar\n  amount: decimal(12,2)\n")},
 	}
-	p, err := Load(fsys, LoadOptions{})
+	p, err := Load(fsys, LoadOptions{Adapters: testAdapters})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func ParseColumnType(s string) (ColumnType, error) {
 		}
 		return "", fmt.Errorf("%q: a decimal type needs a precision from 1 to 38 and a scale from 0 to the precision, e.g. decimal(18,2)", s)
 	}
-	return "", fmt.Errorf("unknown column type %q (want %s, or a map of dialect types such as {duckdb: \"VARCHAR[]\", clickhouse: \"Array(String)\"})%s",
+	return "", fmt.Errorf("unknown column type %q (want %s, or a map of dialect types such as {portable: varchar, <dialect>: \"<its own type>\"})%s",
 		s, strings.Join(portableTypes, ", "), suggest(t, portableTypes))
 }
 
@@ -82,15 +82,25 @@ func ParseColumnType(s string) (ColumnType, error) {
 // dialect that runs the model (an escape hatch for types the portable
 // vocabulary lacks).
 type DeclaredType struct {
-	Portable ColumnType        // "" when only native types are given
-	Native   map[string]string // dialect name -> the dialect's own type
+	Portable ColumnType // "" when only native types are given
+	// Native are the dialects' own types, in the order of the program's
+	// adapters (LoadOptions.Adapters), whatever the model file's order.
+	Native []NativeType
+}
+
+// NativeType is a column's type in one dialect's own words.
+type NativeType struct {
+	Dialect string // the dialect's Name
+	Type    string
 }
 
 // In returns the type in dialect d, or an error if the declaration has
 // none for it.
 func (t DeclaredType) In(d Dialect) (string, error) {
-	if n, ok := t.Native[d.Name()]; ok {
-		return n, nil
+	for _, n := range t.Native {
+		if n.Dialect == d.Name() {
+			return n.Type, nil
+		}
 	}
 	if t.Portable == "" {
 		return "", fmt.Errorf("no %s type is declared (only %s)", d.Name(), t.String())
@@ -106,10 +116,8 @@ func (t DeclaredType) String() string {
 	if t.Portable != "" {
 		parts = append(parts, "portable: "+string(t.Portable))
 	}
-	for _, d := range []string{"duckdb", "clickhouse", "snowflake"} {
-		if n, ok := t.Native[d]; ok {
-			parts = append(parts, d+": "+n)
-		}
+	for _, n := range t.Native {
+		parts = append(parts, n.Dialect+": "+n.Type)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +17,8 @@ import (
 type Version struct {
 	// Fingerprint identifies the version: a hash of the model's statement
 	// with its formatting removed (comments, white space; see
-	// normalizeSQL), of the configuration that shapes its table, and of
+	// normalizeSQL), of the configuration that shapes its table (the
+	// adapters' blocks say what of theirs does: BlockFunc), and of
 	// what the statement's names resolve to on the target (tables of refs
 	// and sources, values of vars, the dialect). Reformatting a model
 	// keeps its fingerprint; changing a literal, a name or a var does not.
@@ -71,10 +74,9 @@ func (m *Model) version(s *Scope) *Version {
 	for _, col := range c.Columns {
 		line("column "+col.Name, col.Type.String())
 	}
-	if c.ClickHouse != (ClickHouseOptions{}) {
-		line("clickhouse", fmt.Sprintf("%+v", c.ClickHouse))
+	for _, name := range slices.Sorted(maps.Keys(c.Adapter)) {
+		head.WriteString(c.Adapter[name].version)
 	}
-	line("snowflake.cluster_by", c.Snowflake.ClusterBy)
 	var refs []string
 	for name, up := range m.upstream {
 		refs = append(refs, fmt.Sprintf("%s -> %s", name, s.Relation(up).Quote(s.Dialect)))

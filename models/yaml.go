@@ -110,6 +110,17 @@ func (d *yamlDoc) entries(n *yaml.Node, what string, fn func(key *yaml.Node, val
 	}
 }
 
+// keyNode returns the node of key in mapping n, or nil.
+func keyNode(n *yaml.Node, key string) *yaml.Node {
+	n = resolve(n)
+	for i := 0; n != nil && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
 func resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias

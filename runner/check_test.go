@@ -50,7 +50,7 @@ func runChecks(t *testing.T, fsys fstest.MapFS, change func(*runner.CheckOptions
 	t.Helper()
 	opts := runner.CheckOptions{
 		Load: func() (*models.Project, fs.FS, error) {
-			p, err := models.Load(fsys, models.LoadOptions{})
+			p, err := models.Load(fsys, loadOptions)
 			return p, fsys, err
 		},
 		Dialect: checkDialect,

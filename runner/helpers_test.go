@@ -79,10 +79,14 @@ func newEnv(t *testing.T, changes map[string]string) *env {
 	return e
 }
 
+// loadOptions load the test projects, whose DuckDB targets may set a
+// path (as the program's adapters allow).
+var loadOptions = models.LoadOptions{Adapters: []models.AdapterKeys{{Name: "duckdb", TargetKeys: []string{"path"}}}}
+
 // load (re)loads the project from e.fsys.
 func (e *env) load() {
 	e.t.Helper()
-	p, err := models.Load(e.fsys, models.LoadOptions{})
+	p, err := models.Load(e.fsys, loadOptions)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func scaleProject(b testing.TB, n, days int) *models.Project {
 			start.Format("2006-01-02"), from)
 		fsys[fmt.Sprintf("models/m%04d.sql", i)] = &fstest.MapFile{Data: []byte(sql)}
 	}
-	p, err := models.Load(fsys, models.LoadOptions{})
+	p, err := models.Load(fsys, loadOptions)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestPlanReasons(t *testing.T) {
 		"models/down.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
 			"SELECT d FROM {{ ref(\"src\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
 	}
-	p, err := models.Load(fsys, models.LoadOptions{})
+	p, err := models.Load(fsys, loadOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,8 @@ const ShopDir = "../../testdata/shop"
 // for golden tests of each dialect's SQL.
 func RenderShop(t *testing.T, d models.Dialect, schema string) string {
 	t.Helper()
-	p, err := models.Load(os.DirFS(ShopDir), models.LoadOptions{LookupEnv: func(k string) (string, bool) { return "x", true }})
+	p, err := models.Load(os.DirFS(ShopDir), models.LoadOptions{LookupEnv: func(k string) (string, bool) { return "x", true },
+		Adapters: []models.AdapterKeys{{Name: "duckdb", TargetKeys: []string{"path"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -302,7 +302,11 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	defer a.drop(ctx, tag, fresh)
 	create := fmt.Sprintf("CREATE TABLE %s AS %s", fresh.Quote(a.d), stages[0].Relation.Quote(a.d))
 	if columns != nil {
-		create = CreateTableSQL(a.d, fresh, columns, modelTableOptions(a.d, stages[0].Model, false))
+		opts, err := modelTableOptions(a.d, stages[0].Model, false)
+		if err != nil {
+			return err
+		}
+		create = CreateTableSQL(a.d, fresh, columns, opts)
 	}
 	if err := a.exec(ctx, tag, create); err != nil {
 		return err

@@ -55,8 +55,12 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 	for _, c := range columns {
 		nullable = nullable || c.Name == m.Config.PartitionBy && strings.HasPrefix(c.Type, "Nullable(")
 	}
+	opts, err := modelTableOptions(a.d, m, nullable)
+	if err != nil {
+		return err
+	}
 	defer a.forget(table)
-	return a.exec(ctx, tag, CreateTableSQL(a.d, table, columns, modelTableOptions(a.d, m, nullable)))
+	return a.exec(ctx, tag, CreateTableSQL(a.d, table, columns, opts))
 }
 
 // CreateTableSQL renders CREATE TABLE IF NOT EXISTS with columns and

@@ -18,12 +18,12 @@ type TableOptions struct {
 	Settings    string // appended as SETTINGS ...
 }
 
-// ModelTableOptions returns the table options of m (models.Config's
-// clickhouse: block) with defaults: engine MergeTree(); PARTITION BY
+// ModelTableOptions returns the table options of m (its clickhouse:
+// block, see ParseBlock) with defaults: engine MergeTree(); PARTITION BY
 // toYYYYMMDD(col) for hour grains, toYYYYMM(col) for day, week and month,
 // toYear(col) for year, the column itself for list models and nothing for
 // whole tables; ORDER BY the partition column, or tuple().
-func ModelTableOptions(d Dialect, m *models.Model) TableOptions {
+func ModelTableOptions(d Dialect, m *models.Model) (TableOptions, error) {
 	return modelTableOptions(d, m, false)
 }
 
@@ -31,13 +31,15 @@ func ModelTableOptions(d Dialect, m *models.Model) TableOptions {
 // be Nullable: ClickHouse refuses Nullable sorting and partition keys, so
 // the default keys then use assumeNotNull(col). (Verification refuses
 // staged rows whose partition column is NULL.)
-func modelTableOptions(d Dialect, m *models.Model, nullable bool) TableOptions {
+func modelTableOptions(d Dialect, m *models.Model, nullable bool) (TableOptions, error) {
 	var c models.Config
 	if m != nil {
 		c = m.Config
 	}
-	o := TableOptions{Engine: c.ClickHouse.Engine, PartitionBy: c.ClickHouse.PartitionBy, OrderBy: c.ClickHouse.OrderBy,
-		Settings: c.ClickHouse.Settings}
+	o, err := ParseBlock(blockOf(m))
+	if err != nil {
+		return TableOptions{}, err
+	}
 	if o.Engine == "" {
 		o.Engine = "MergeTree()"
 	}
@@ -66,7 +68,7 @@ func modelTableOptions(d Dialect, m *models.Model, nullable bool) TableOptions {
 			o.OrderBy = col
 		}
 	}
-	return o
+	return o, nil
 }
 
 // Clauses renders ENGINE = ... PARTITION BY ... ORDER BY ... SETTINGS ....
@@ -174,7 +176,10 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 				nullable, nullableString = true, strings.Contains(c.Type, "String")
 			}
 		}
-		opts := modelTableOptions(a.d, req.Model, nullable)
+		opts, err := modelTableOptions(a.d, req.Model, nullable)
+		if err != nil {
+			return nil, err
+		}
 		if nullableString && a.server.nullableStringKeyCrash && strings.Contains(opts.PartitionBy, req.Window.Column) {
 			q := a.d.QuoteIdent(req.Window.Column)
 			return nil, fmt.Errorf("the partition column %s is a Nullable string, and ClickHouse %s crashes when a partition key is computed from one: "+

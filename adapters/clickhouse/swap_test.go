@@ -106,9 +106,14 @@ func (c *chTest) partitions(table string) []string {
 	return out
 }
 
+// dailyModel is a model of days from 2024-01-01 whose clickhouse: block
+// sets partition_by (no block when it is "").
 func dailyModel(partitionBy string) *models.Model {
-	return &models.Model{Name: "daily", Config: models.Config{PartitionBy: "d", Grain: models.Day, Location: time.UTC,
-		Start: day("2024-01-01"), ClickHouse: models.ClickHouseOptions{PartitionBy: partitionBy}}}
+	header := "partition_by: d\ngrain: day\nstart: 2024-01-01\n"
+	if partitionBy != "" {
+		header += fmt.Sprintf("clickhouse: {partition_by: %q}\n", partitionBy)
+	}
+	return loadModel("daily", header)
 }
 
 func dayWindow(from, to string) adapters.Window {

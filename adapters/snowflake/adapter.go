@@ -166,7 +166,8 @@ func (a *Adapter) newName(target models.Relation, kind, runID string) string {
 // rememberWarehouse records m's warehouse, so that the queries the runner
 // makes about m's stages (tagged with m's name) run on it too.
 func (a *Adapter) rememberWarehouse(m *models.Model) {
-	if m == nil || m.Config.Snowflake.Warehouse == "" {
+	w := modelOptions(m).Warehouse
+	if w == "" {
 		return
 	}
 	a.mu.Lock()
@@ -174,7 +175,7 @@ func (a *Adapter) rememberWarehouse(m *models.Model) {
 	if a.warehouses == nil {
 		a.warehouses = map[string]string{}
 	}
-	a.warehouses[m.Name] = m.Config.Snowflake.Warehouse
+	a.warehouses[m.Name] = w
 }
 
 func (a *Adapter) warehouseOf(model string) string {

@@ -114,11 +114,7 @@ func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, pl
 		}
 		if plan.CreateTable && !created[st.Target.String()] {
 			created[st.Target.String()] = true
-			cluster := ""
-			if st.Model != nil {
-				cluster = st.Model.Config.Snowflake.ClusterBy
-			}
-			setup = append(setup, CreateTableSQL(d, st.Target, plan.Columns, cluster))
+			setup = append(setup, CreateTableSQL(d, st.Target, plan.Columns, modelOptions(st.Model).ClusterBy))
 		}
 		setup = append(setup, AlterStatements(d, st.Target, sw.Change)...)
 		names := make([]string, len(plan.Columns))

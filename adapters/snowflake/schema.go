@@ -63,7 +63,7 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 	if err := a.ensureSchema(s, table.Database, table.Schema); err != nil {
 		return err
 	}
-	return s.exec(CreateTableSQL(a.d, table, declaredColumns(a.d, columns), m.Config.Snowflake.ClusterBy))
+	return s.exec(CreateTableSQL(a.d, table, declaredColumns(a.d, columns), modelOptions(m).ClusterBy))
 }
 
 // declaredColumns names declared columns as Snowflake stores them.
@@ -183,7 +183,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 		r.State, r.Error = adapters.StatePending, ""
 		pending[i] = r
 	}
-	for _, q := range RebuildStatements(a.d, a.cfg.LedgerSchema, target, fresh, stages, cols, stages[0].Model.Config.Snowflake.ClusterBy, exists, pending, records) {
+	for _, q := range RebuildStatements(a.d, a.cfg.LedgerSchema, target, fresh, stages, cols, modelOptions(stages[0].Model).ClusterBy, exists, pending, records) {
 		if len(q) > 1 && q[0] == BeginSQL {
 			err = s.transaction(q)
 		} else {

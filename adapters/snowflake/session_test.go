@@ -147,8 +147,7 @@ func TestWarehouses(t *testing.T) {
 	rec := recorder.New()
 	a := openFake(t, schemasFor(), rec, f)
 	ctx := t.Context()
-	big := &models.Model{Name: "big", Config: models.Config{Location: time.UTC}}
-	big.Config.Snowflake.Warehouse = "big_wh"
+	big := loadModel("big", "snowflake: {warehouse: big_wh}\n")
 	rec.Reset()
 	st, err := a.Stage(ctx, adapters.StageRequest{Model: big, Target: models.Relation{Schema: "shop", Name: "big"}, Query: `SELECT 1 AS "V"`,
 		Tag: adapters.Tag{RunID: "r", Model: "big", Step: "stage"}})

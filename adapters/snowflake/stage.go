@@ -30,12 +30,7 @@ func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
 }
 
-func modelWarehouse(m *models.Model) string {
-	if m == nil {
-		return ""
-	}
-	return m.Config.Snowflake.Warehouse
-}
+func modelWarehouse(m *models.Model) string { return modelOptions(m).Warehouse }
 
 // CreateStageSQL renders the CREATE TRANSIENT TABLE of a stage. The query
 // is wrapped so that a trailing comment or ORDER BY stays inside it.

@@ -193,7 +193,7 @@ func (a *app) loadProject() (*models.Project, string, error) {
 		}
 		vars[k] = models.ParseScalar(v)
 	}
-	p, err := models.Load(os.DirFS(dir), models.LoadOptions{LookupEnv: a.getenv, Vars: vars})
+	p, err := models.Load(os.DirFS(dir), withAdapters(models.LoadOptions{LookupEnv: a.getenv, Vars: vars}))
 	if err != nil {
 		return nil, "", err
 	}

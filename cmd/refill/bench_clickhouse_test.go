@@ -93,7 +93,7 @@ func BenchmarkClickHouseBackfill(b *testing.B) {
 		"models/per_partition.sql": {Data: []byte(benchModelCH("clickhouse: {partition_by: d}"))},
 		"models/batched.sql":       {Data: []byte(benchModelCH("batch: 365"))},
 	}
-	p, err := models.Load(fsys, models.LoadOptions{})
+	p, err := models.Load(fsys, withAdapters(models.LoadOptions{}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func BenchmarkBackfill(b *testing.B) {
 		fsys["models/"+src+".sql"] = &fstest.MapFile{Data: []byte(fmt.Sprintf(benchModel, "", src))}
 		fsys["models/"+src+"_batched.sql"] = &fstest.MapFile{Data: []byte(fmt.Sprintf(benchModel, "\nbatch: 365", src))}
 	}
-	p, err := models.Load(fsys, models.LoadOptions{})
+	p, err := models.Load(fsys, withAdapters(models.LoadOptions{}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func nothingToDoProject(b *testing.B, n, days int) string {
 		write(b, dir, fmt.Sprintf("models/m%04d.sql", i), fmt.Sprintf(
 			"/* refill\npartition_by: d\ngrain: day\nstart: 2015-01-01\n*/\nSELECT d, count(*) AS n FROM %s\nWHERE d >= {{ start }} AND d < {{ end }}\nGROUP BY d", from))
 	}
-	p, err := models.Load(os.DirFS(dir), models.LoadOptions{})
+	p, err := models.Load(os.DirFS(dir), withAdapters(models.LoadOptions{}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -605,7 +605,7 @@ func mustParse(flag string) time.Time {
 
 func (o *oracle) project() *models.Project {
 	o.t.Helper()
-	p, err := models.Load(os.DirFS(o.dir), models.LoadOptions{})
+	p, err := models.Load(os.DirFS(o.dir), withAdapters(models.LoadOptions{}))
 	if err != nil {
 		o.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,8 +28,12 @@ const (
 
 // adapterKind is everything the CLI knows of one adapter.
 type adapterKind struct {
-	keys []string // the target keys it accepts
-	info adapters.Info
+	dsn bool // its targets connect with dsn:
+	// settings are the target keys of its own (models.Target.Settings).
+	settings []string
+	// block checks a model's block of settings for it; nil when it has none.
+	block models.BlockFunc
+	info  adapters.Info
 	// dialect returns the dialect and the default schema, without
 	// connecting; open connects.
 	dialect func(t *models.Target) (models.Dialect, string)
@@ -37,20 +42,38 @@ type adapterKind struct {
 	check func(t *models.Target, p *models.Project, schemas models.TargetSchemas) error
 }
 
-var adapterNames = []string{"clickhouse", "duckdb", "snowflake"}
+// adapterNames are the adapters kindOf knows, in the order in which a
+// project's files meet them: in messages (needs adapter: (duckdb,
+// clickhouse or snowflake)) and in a declared column's native types, which
+// a model's version lists in this order. Reordering them changes
+// fingerprints.
+var adapterNames = []string{"duckdb", "clickhouse", "snowflake"}
+
+// withAdapters returns opts with what the adapters add to a project's
+// files: their target settings, their blocks of model settings and their
+// names, so that models refuses every other key.
+func withAdapters(opts models.LoadOptions) models.LoadOptions {
+	keys := make([]models.AdapterKeys, len(adapterNames))
+	for i, name := range adapterNames {
+		kind, _ := kindOf(name)
+		keys[i] = models.AdapterKeys{Name: name, TargetKeys: kind.settings, Block: kind.block}
+	}
+	opts.Adapters = keys
+	return opts
+}
 
 // kindOf describes the adapter named name.
 func kindOf(name string) (adapterKind, bool) {
 	switch name {
 	case "duckdb":
 		return adapterKind{
-			keys: []string{"path", "schema", "ledger_schema", "stage_schema", "concurrency"},
-			info: duckdb.Capabilities(),
+			settings: []string{"path"},
+			info:     duckdb.Capabilities(),
 			dialect: func(t *models.Target) (models.Dialect, string) {
 				return duckdb.Dialect{}, cmp.Or(t.Schema, "main")
 			},
 			open: func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error) {
-				path := cmp.Or(t.Path, "warehouse.duckdb")
+				path := cmp.Or(t.Settings["path"], "warehouse.duckdb")
 				if !filepath.IsAbs(path) {
 					path = filepath.Join(dir, path)
 				}
@@ -60,7 +83,7 @@ func kindOf(name string) (adapterKind, bool) {
 			check: func(t *models.Target, p *models.Project, s models.TargetSchemas) error {
 				// DuckDB names the database after its file: a schema of the
 				// same name makes every two-part name ambiguous.
-				path := cmp.Or(t.Path, "warehouse.duckdb")
+				path := cmp.Or(t.Settings["path"], "warehouse.duckdb")
 				catalog := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 				for _, schema := range append([]string{s.Default, s.Ledger, s.Stage}, p.Schemas()...) {
 					if schema != "" && strings.EqualFold(schema, catalog) {
@@ -73,8 +96,9 @@ func kindOf(name string) (adapterKind, bool) {
 		}, true
 	case "clickhouse":
 		return adapterKind{
-			keys: []string{"dsn", "schema", "ledger_schema", "stage_schema", "concurrency"},
-			info: clickhouse.Capabilities(),
+			dsn:   true,
+			block: clickhouse.CheckBlock,
+			info:  clickhouse.Capabilities(),
 			dialect: func(t *models.Target) (models.Dialect, string) {
 				schema := t.Schema
 				if opts, err := clickhouse.ParseDSN(t.DSN); schema == "" && err == nil {
@@ -89,14 +113,16 @@ func kindOf(name string) (adapterKind, bool) {
 		}, true
 	case "snowflake":
 		return adapterKind{
-			keys: []string{"dsn", "schema", "ledger_schema", "stage_schema", "concurrency", "warehouse"},
-			info: snowflake.Capabilities(),
+			dsn:      true,
+			settings: []string{"warehouse"},
+			block:    snowflake.CheckBlock,
+			info:     snowflake.Capabilities(),
 			dialect: func(t *models.Target) (models.Dialect, string) {
 				return snowflake.Dialect{}, cmp.Or(t.Schema, snowflake.DefaultSchema(t.DSN))
 			},
 			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
 				return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
-					StageSchema: t.StageSchema, Warehouse: t.Warehouse, Log: a.sqlLog(), LookupEnv: a.getenv, Connector: a.connector})
+					StageSchema: t.StageSchema, Warehouse: t.Settings["warehouse"], Log: a.sqlLog(), LookupEnv: a.getenv, Connector: a.connector})
 			},
 		}, true
 	}
@@ -108,15 +134,17 @@ func kindOf(name string) (adapterKind, bool) {
 func checkTarget(t *models.Target) (adapterKind, error) {
 	kind, ok := kindOf(t.Adapter)
 	if !ok {
-		return kind, t.Errorf("adapter", "unknown adapter %q in target %s (want %s)", t.Adapter, t.Name, strings.Join(adapterNames, ", "))
+		return kind, t.Errorf("adapter", "unknown adapter %q in target %s (want %s)", t.Adapter, t.Name, strings.Join(slices.Sorted(slices.Values(adapterNames)), ", "))
 	}
-	set := map[string]bool{"path": t.Path != "", "dsn": t.DSN != "", "warehouse": t.Warehouse != ""}
-	for key, isSet := range set {
-		if isSet && !slices.Contains(kind.keys, key) {
+	if t.DSN != "" && !kind.dsn {
+		return kind, t.Errorf("dsn", "dsn does not apply to %s targets", t.Adapter)
+	}
+	for _, key := range slices.Sorted(maps.Keys(t.Settings)) {
+		if t.Settings[key] != "" && !slices.Contains(kind.settings, key) {
 			return kind, t.Errorf(key, "%s does not apply to %s targets", key, t.Adapter)
 		}
 	}
-	if slices.Contains(kind.keys, "dsn") && !t.Has("dsn") {
+	if kind.dsn && !t.Has("dsn") {
 		return kind, t.Errorf("dsn", "target %s needs dsn: (the %s connection string, usually from an environment variable)", t.Name, t.Adapter)
 	}
 	return kind, nil

@@ -1,0 +1,44 @@
+package clickhouse
+
+import (
+	"fmt"
+
+	"github.com/refill/refill/models"
+)
+
+// BlockName is the key of a model's block of ClickHouse settings:
+//
+//	clickhouse: {engine: ..., order_by: ..., partition_by: ..., settings: ...}
+const BlockName = "clickhouse"
+
+var _ models.BlockFunc = CheckBlock
+
+// ParseBlock decodes a model's clickhouse: block (o is nil when the model
+// has none) into the table options it sets; those it leaves out are "",
+// for ModelTableOptions to default. Its errors name the offending line.
+func ParseBlock(o *models.Options) (TableOptions, error) {
+	s, err := o.Strings("engine", "order_by", "partition_by", "settings")
+	return TableOptions{Engine: s["engine"], OrderBy: s["order_by"], PartitionBy: s["partition_by"], Settings: s["settings"]}, err
+}
+
+// CheckBlock is the models.BlockFunc of the clickhouse: block. Every
+// setting shapes the table refill creates, so all are in the model's
+// version.
+func CheckBlock(o *models.Options) (version string, err error) {
+	t, err := ParseBlock(o)
+	if t == (TableOptions{}) {
+		return "", err
+	}
+	// The line every version has had since the block was read (Go's %+v of
+	// these options): another text would make every model with a block
+	// look edited.
+	return fmt.Sprintf("clickhouse: {Engine:%s OrderBy:%s PartitionBy:%s Settings:%s}\n", t.Engine, t.OrderBy, t.PartitionBy, t.Settings), err
+}
+
+// blockOf returns m's clickhouse: block (nil when m is nil or has none).
+func blockOf(m *models.Model) *models.Options {
+	if m == nil {
+		return nil
+	}
+	return m.Config.Adapter[BlockName]
+}
