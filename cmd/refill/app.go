@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -63,9 +62,10 @@ type app struct {
 	// dsns are the connection strings in use, whose passwords are redacted
 	// from everything refill prints.
 	dsns []string
-	// connector, when set, is every adapter's Config.Connector: tests
-	// record the statements of a command through it.
-	connector func(driver.Connector) driver.Connector
+	// configure, when set, receives each adapter's Config (a
+	// *duckdb.Config, *clickhouse.Config or *snowflake.Config) before it
+	// opens: tests record statements through it.
+	configure func(cfg any)
 }
 
 // Do runs refill with args and returns the exit code. Closing stop asks a

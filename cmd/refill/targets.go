@@ -77,8 +77,10 @@ func kindOf(name string) (adapterKind, bool) {
 				if !filepath.IsAbs(path) {
 					path = filepath.Join(dir, path)
 				}
-				return duckdb.Open(a.ctx, duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
-					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog(), Connector: a.connector})
+				cfg := duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
+					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()}
+				a.configureAdapter(&cfg)
+				return duckdb.Open(a.ctx, cfg)
 			},
 			check: func(t *models.Target, p *models.Project, s models.TargetSchemas) error {
 				// DuckDB names the database after its file: a schema of the
@@ -107,8 +109,10 @@ func kindOf(name string) (adapterKind, bool) {
 				return clickhouse.Dialect{}, cmp.Or(schema, "default")
 			},
 			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
-				return clickhouse.Open(a.ctx, clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
-					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog(), Connector: a.connector})
+				cfg := clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
+					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog()}
+				a.configureAdapter(&cfg)
+				return clickhouse.Open(a.ctx, cfg)
 			},
 		}, true
 	case "snowflake":
@@ -121,8 +125,10 @@ func kindOf(name string) (adapterKind, bool) {
 				return snowflake.Dialect{}, cmp.Or(t.Schema, snowflake.DefaultSchema(t.DSN))
 			},
 			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
-				return snowflake.Open(a.ctx, snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
-					StageSchema: t.StageSchema, Warehouse: t.Settings["warehouse"], Log: a.sqlLog(), LookupEnv: a.getenv, Connector: a.connector})
+				cfg := snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
+					StageSchema: t.StageSchema, Warehouse: t.Settings["warehouse"], Log: a.sqlLog(), LookupEnv: a.getenv}
+				a.configureAdapter(&cfg)
+				return snowflake.Open(a.ctx, cfg)
 			},
 		}, true
 	}
@@ -185,4 +191,12 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 func sandbox() runner.Sandbox {
 	return runner.Sandbox{Adapter: duckdb.Capabilities().Name, Name: "DuckDB", Schema: "main",
 		Open: func(ctx context.Context) (adapters.Adapter, error) { return duckdb.Open(ctx, duckdb.Config{}) }}
+}
+
+// configureAdapter hands an adapter's Config to the app's configure hook,
+// if any, before the adapter opens.
+func (a *app) configureAdapter(cfg any) {
+	if a.configure != nil {
+		a.configure(cfg)
+	}
 }

@@ -1,0 +1,340 @@
+-- refill run --target clickhouse --from 2024-01-01 --to 2024-01-03 --now=2024-02-01 --concurrency 1
+SELECT version(), (SELECT count() FROM system.settings WHERE name = 'log_comment'), toDateTime('2024-01-02 05:00:00', 'UTC') < toDate('2024-01-03'), (SELECT value FROM system.settings WHERE name = 'readonly'), (SELECT count() FROM system.settings WHERE name = 'max_partitions_per_insert_block'), timezone();
+EXISTS TABLE `p_refill`.`partitions`;
+EXISTS TABLE `p_refill`.`leases`;
+SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
+EXISTS TABLE `p_refill`.`versions`;
+CREATE DATABASE IF NOT EXISTS `p_refill`;
+CREATE TABLE IF NOT EXISTS `p_refill`.`partitions` (
+  `model` String,
+  `partition_key` String,
+  `state` String,
+  `fingerprint` String,
+  `row_count` Nullable(Int64),
+  `run_id` String,
+  `attempts` Int64,
+  `window_start` Nullable(DateTime('UTC')),
+  `window_end` Nullable(DateTime('UTC')),
+  `started_at` DateTime('UTC'),
+  `finished_at` DateTime('UTC'),
+  `published_at` Nullable(DateTime('UTC')),
+  `error` Nullable(String),
+  `watermark` Nullable(String),
+  `version` UInt64
+) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`model`, `partition_key`);
+CREATE TABLE IF NOT EXISTS `p_refill`.`runs` (
+  `run_id` String,
+  `target` String,
+  `status` String,
+  `selection` String,
+  `host` String,
+  `pid` Int64,
+  `started_at` DateTime('UTC'),
+  `finished_at` Nullable(DateTime('UTC')),
+  `succeeded` Int64,
+  `failed` Int64,
+  `skipped` Int64,
+  `error` Nullable(String),
+  `version` UInt64
+) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`run_id`);
+CREATE TABLE IF NOT EXISTS `p_refill`.`leases` (
+  `table_name` String,
+  `run_id` String,
+  `host` String,
+  `pid` Int64,
+  `acquired_at` DateTime('UTC'),
+  `heartbeat_at` DateTime('UTC'),
+  `expires_at` DateTime('UTC'),
+  `version` UInt64
+) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`table_name`, `run_id`);
+CREATE TABLE IF NOT EXISTS `p_refill`.`versions` (
+  `model` String,
+  `fingerprint` String,
+  `text` String,
+  `created_at` DateTime('UTC'),
+  `accepted_from` Nullable(String),
+  `accepted_at` Nullable(DateTime('UTC')),
+  `accepted_partitions` Nullable(Int64),
+  `version` UInt64
+) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`model`, `fingerprint`);
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.customer_revenue_to_date';
+INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
+SELECT 'p_marts.customer_revenue_to_date' AS `table_name`, 'RUN-ID' AS `run_id`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `acquired_at`, toDateTime('NOW', 'UTC') AS `heartbeat_at`, toDateTime('NOW', 'UTC') AS `expires_at`, MICROS AS `version`;
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.customer_revenue_to_date';
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.daily_revenue';
+INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
+SELECT 'p_marts.daily_revenue' AS `table_name`, 'RUN-ID' AS `run_id`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `acquired_at`, toDateTime('NOW', 'UTC') AS `heartbeat_at`, toDateTime('NOW', 'UTC') AS `expires_at`, MICROS AS `version`;
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.daily_revenue';
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.rolling_revenue';
+INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
+SELECT 'p_marts.rolling_revenue' AS `table_name`, 'RUN-ID' AS `run_id`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `acquired_at`, toDateTime('NOW', 'UTC') AS `heartbeat_at`, toDateTime('NOW', 'UTC') AS `expires_at`, MICROS AS `version`;
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.rolling_revenue';
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_staging.orders';
+INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
+SELECT 'p_staging.orders' AS `table_name`, 'RUN-ID' AS `run_id`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `acquired_at`, toDateTime('NOW', 'UTC') AS `heartbeat_at`, toDateTime('NOW', 'UTC') AS `expires_at`, MICROS AS `version`;
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_staging.orders';
+INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
+SELECT 'RUN-ID' AS `run_id`, 'clickhouse' AS `target`, 'running' AS `status`, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS `selection`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `started_at`, NULL AS `finished_at`, 0 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, MICROS AS `version`;
+EXISTS TABLE `p_refill`.`leases`;
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE 1 = 1;
+EXISTS TABLE `p_refill`.`runs`;
+SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `p_refill`.`runs` FINAL WHERE 1 = 1 ORDER BY `started_at` DESC, `run_id` DESC LIMIT 100;
+SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
+SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
+EXISTS TABLE `p_refill`.`versions`;
+SELECT `model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions` FROM `p_refill`.`versions` FINAL WHERE `model` IN ('p_staging.orders', 'p_marts.customer_revenue_to_date', 'p_marts.daily_revenue', 'p_marts.rolling_revenue') ORDER BY `model`, `created_at`;
+INSERT INTO `p_refill`.`versions` (`model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions`, `version`)
+SELECT 'p_marts.customer_revenue_to_date' AS `model`, 'FINGERPRINT' AS `fingerprint`, 'model: p_marts.customer_revenue_to_date\ntable: `p_marts`.`customer_revenue_to_date`\ndialect: clickhouse\npartition_by: order_date\ngrain: day\npartition_type: date\ncolumn order_date: date\ncolumn customer_id: bigint\ncolumn orders_to_date: bigint\ncolumn revenue_to_date: double\nref: p_staging.orders -> `p_staging`.`orders`\n\n-- Yesterday\'s totals plus today\'s orders. A UNION ALL keeps this portable:\n-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns\n-- with defaults instead of NULLs.\nSELECT {{ start }} AS order_date,\n       customer_id,\n       sum(orders) AS orders_to_date,\n       sum(revenue) AS revenue_to_date\nFROM (\n  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue\n  FROM {{ ref("p_staging.orders") }}\n  WHERE order_date >= {{ start }} AND order_date < {{ end }}\n  GROUP BY customer_id\n  UNION ALL\n  SELECT customer_id, orders_to_date, revenue_to_date\n  FROM {{ this }}\n  WHERE order_date = {{ date_add(start, -1, "day") }}\n) AS totals\nGROUP BY customer_id\n' AS `text`, toDateTime('NOW', 'UTC') AS `created_at`, NULL AS `accepted_from`, NULL AS `accepted_at`, NULL AS `accepted_partitions`, MICROS AS `version`
+UNION ALL SELECT 'p_marts.daily_revenue', 'FINGERPRINT', 'model: p_marts.daily_revenue\ntable: `p_marts`.`daily_revenue`\ndialect: clickhouse\npartition_by: order_date\ngrain: day\npartition_type: date\nref: p_staging.orders -> `p_staging`.`orders`\n\nSELECT order_date,\n       count(*) AS orders,\n       sum(amount) AS revenue,\n       sum(CASE WHEN status = \'returned\' THEN amount ELSE 0 END) AS returned\nFROM {{ ref("p_staging.orders") }}\nWHERE order_date >= {{ start }} AND order_date < {{ end }}\nGROUP BY order_date\n', toDateTime('NOW', 'UTC'), NULL, NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.rolling_revenue', 'FINGERPRINT', 'model: p_marts.rolling_revenue\ntable: `p_marts`.`rolling_revenue`\ndialect: clickhouse\npartition_by: day\ngrain: day\npartition_type: date\nref: daily_revenue -> `p_marts`.`daily_revenue`\n\nSELECT d.order_date + o.n AS day,\n       sum(d.revenue) AS revenue_7d,\n       sum(d.orders) AS orders_7d\nFROM {{ ref("daily_revenue") }} AS d\nCROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3\n            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) AS o\nWHERE d.order_date >= {{ date_add(start, -6, "day") }} AND d.order_date < {{ end }}\n  AND d.order_date + o.n >= {{ start }} AND d.order_date + o.n < {{ end }}\nGROUP BY d.order_date + o.n\n', toDateTime('NOW', 'UTC'), NULL, NULL, NULL, MICROS
+UNION ALL SELECT 'p_staging.orders', 'FINGERPRINT', 'model: p_staging.orders\ntable: `p_staging`.`orders`\ndialect: clickhouse\npartition_by: order_date\ngrain: day\npartition_type: date\nsource: p_raw.orders -> `p_raw`.`orders`\nvar: min_amount = 10\n\nSELECT order_id, customer_id, order_date, amount, status, region\nFROM {{ source("p_raw.orders") }}\nWHERE order_date >= {{ start }} AND order_date < {{ end }}\n  AND amount >= {{ var("min_amount") }}\n  AND status <> \'test\'\n', toDateTime('NOW', 'UTC'), NULL, NULL, NULL, MICROS;
+EXISTS TABLE `p_staging`.`orders`;
+DESCRIBE TABLE (
+SELECT order_id, customer_id, order_date, amount, status, region
+FROM `p_raw`.`orders`
+WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
+  AND amount >= 10
+  AND status <> 'test'
+);
+CREATE DATABASE IF NOT EXISTS `p_refill_stage`;
+CREATE TABLE `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
+SELECT order_id, customer_id, order_date, amount, status, region
+FROM `p_raw`.`orders`
+WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
+  AND amount >= 10
+  AND status <> 'test'
+);
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400' AND active;
+SELECT `order_date` AS refill_bucket, count(*) AS n, min(`order_date`) AS lo, max(`order_date`) AS hi FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400` GROUP BY `order_date`;
+SELECT sum(CASE WHEN `order_id` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `amount` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400`;
+SELECT `order_id`, count(*) AS n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400` GROUP BY `order_id` HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT `status`, count(*) AS n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400` WHERE `status` NOT IN ('placed', 'shipped', 'returned') GROUP BY `status` ORDER BY n DESC LIMIT 5;
+CREATE DATABASE IF NOT EXISTS `p_staging`;
+CREATE TABLE `p_staging`.`orders` AS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400`;
+ALTER TABLE `p_staging`.`orders` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400`;
+EXISTS TABLE `p_marts`.`customer_revenue_to_date`;
+CREATE DATABASE IF NOT EXISTS `p_marts`;
+CREATE TABLE IF NOT EXISTS `p_marts`.`customer_revenue_to_date` (`order_date` Date, `customer_id` Int64, `orders_to_date` Int64, `revenue_to_date` Float64) ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date`;
+EXISTS TABLE `p_marts`.`customer_revenue_to_date`;
+SHOW CREATE TABLE `p_marts`.`customer_revenue_to_date`;
+DESCRIBE TABLE `p_marts`.`customer_revenue_to_date`;
+DESCRIBE TABLE (
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT toDate('2024-01-01') AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM `p_staging`.`orders`
+  WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-02')
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM `p_marts`.`customer_revenue_to_date`
+  WHERE order_date = toDate('2023-12-31')
+) AS totals
+GROUP BY customer_id
+);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX53w1704067200x1704153600` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT toDate('2024-01-01') AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM `p_staging`.`orders`
+  WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-02')
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM `p_marts`.`customer_revenue_to_date`
+  WHERE order_date = toDate('2023-12-31')
+) AS totals
+GROUP BY customer_id
+);
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX53w1704067200x1704153600' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX53w1704067200x1704153600' AND active);
+SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX53w1704067200x1704153600' AND active);
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX53w1704067200x1704153600`;
+DESCRIBE TABLE (
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT toDate('2024-01-02') AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM `p_staging`.`orders`
+  WHERE order_date >= toDate('2024-01-02') AND order_date < toDate('2024-01-03')
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM `p_marts`.`customer_revenue_to_date`
+  WHERE order_date = toDate('2024-01-01')
+) AS totals
+GROUP BY customer_id
+);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX59w1704153600x1704240000` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT toDate('2024-01-02') AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM `p_staging`.`orders`
+  WHERE order_date >= toDate('2024-01-02') AND order_date < toDate('2024-01-03')
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM `p_marts`.`customer_revenue_to_date`
+  WHERE order_date = toDate('2024-01-01')
+) AS totals
+GROUP BY customer_id
+);
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX59w1704153600x1704240000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX59w1704153600x1704240000' AND active);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX62` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX59w1704153600x1704240000`;
+ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX62` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX59w1704153600x1704240000`;
+INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX62` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-02') AND `order_date` < toDate('2024-01-03')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX62' AND active ORDER BY partition_id;
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX62`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX62`;
+DESCRIBE TABLE (
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT toDate('2024-01-03') AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM `p_staging`.`orders`
+  WHERE order_date >= toDate('2024-01-03') AND order_date < toDate('2024-01-04')
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM `p_marts`.`customer_revenue_to_date`
+  WHERE order_date = toDate('2024-01-02')
+) AS totals
+GROUP BY customer_id
+);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX70w1704240000x1704326400` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
+-- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
+-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
+-- with defaults instead of NULLs.
+SELECT toDate('2024-01-03') AS order_date,
+       customer_id,
+       sum(orders) AS orders_to_date,
+       sum(revenue) AS revenue_to_date
+FROM (
+  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
+  FROM `p_staging`.`orders`
+  WHERE order_date >= toDate('2024-01-03') AND order_date < toDate('2024-01-04')
+  GROUP BY customer_id
+  UNION ALL
+  SELECT customer_id, orders_to_date, revenue_to_date
+  FROM `p_marts`.`customer_revenue_to_date`
+  WHERE order_date = toDate('2024-01-02')
+) AS totals
+GROUP BY customer_id
+);
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX70w1704240000x1704326400' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-03') AND min(min_date) < toDate('2024-01-04')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX70w1704240000x1704326400' AND active);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX73` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX70w1704240000x1704326400`;
+ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX73` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX70w1704240000x1704326400`;
+INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX73` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-03') AND `order_date` < toDate('2024-01-04')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX73' AND active ORDER BY partition_id;
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX73`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX73`;
+EXISTS TABLE `p_marts`.`daily_revenue`;
+DESCRIBE TABLE (
+SELECT order_date,
+       count(*) AS orders,
+       sum(amount) AS revenue,
+       sum(CASE WHEN status = 'returned' THEN amount ELSE 0 END) AS returned
+FROM `p_staging`.`orders`
+WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
+GROUP BY order_date
+);
+CREATE TABLE `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
+SELECT order_date,
+       count(*) AS orders,
+       sum(amount) AS revenue,
+       sum(CASE WHEN status = 'returned' THEN amount ELSE 0 END) AS returned
+FROM `p_staging`.`orders`
+WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
+GROUP BY order_date
+);
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400' AND active;
+SELECT `order_date` AS refill_bucket, count(*) AS n, min(`order_date`) AS lo, max(`order_date`) AS hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400` GROUP BY `order_date`;
+SELECT sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `revenue` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400`;
+SELECT `order_date`, count(*) AS n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+CREATE TABLE `p_marts`.`daily_revenue` AS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400`;
+ALTER TABLE `p_marts`.`daily_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400`;
+EXISTS TABLE `p_marts`.`rolling_revenue`;
+DESCRIBE TABLE (
+SELECT d.order_date + o.n AS day,
+       sum(d.revenue) AS revenue_7d,
+       sum(d.orders) AS orders_7d
+FROM `p_marts`.`daily_revenue` AS d
+CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) AS o
+WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04')
+  AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
+GROUP BY d.order_date + o.n
+);
+CREATE TABLE `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX92w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`day`) ORDER BY `day` AS SELECT * FROM (
+SELECT d.order_date + o.n AS day,
+       sum(d.revenue) AS revenue_7d,
+       sum(d.orders) AS orders_7d
+FROM `p_marts`.`daily_revenue` AS d
+CROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) AS o
+WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04')
+  AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
+GROUP BY d.order_date + o.n
+);
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__rolling_revenue__s_RUN_XXXXXX92w1704067200x1704326400' AND active;
+SELECT `day` AS refill_bucket, count(*) AS n, min(`day`) AS lo, max(`day`) AS hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX92w1704067200x1704326400` GROUP BY `day`;
+CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX92w1704067200x1704326400`;
+ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX92w1704067200x1704326400`;
+INSERT INTO `p_refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
+SELECT 'p_staging.orders' AS `model`, '2024-01-01' AS `partition_key`, 'done' AS `state`, 'FINGERPRINT' AS `fingerprint`, 30 AS `row_count`, 'RUN-ID' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-01 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_end`, toDateTime('NOW', 'UTC') AS `started_at`, toDateTime('NOW', 'UTC') AS `finished_at`, toDateTime('NOW', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
+UNION ALL SELECT 'p_staging.orders', '2024-01-02', 'done', 'FINGERPRINT', 27, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_staging.orders', '2024-01-03', 'done', 'FINGERPRINT', 25, 'RUN-ID', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.customer_revenue_to_date', '2024-01-01', 'done', 'FINGERPRINT', 28, 'RUN-ID', 1, toDateTime('2024-01-01 00:00:00', 'UTC'), toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.customer_revenue_to_date', '2024-01-02', 'done', 'FINGERPRINT', 51, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.customer_revenue_to_date', '2024-01-03', 'done', 'FINGERPRINT', 71, 'RUN-ID', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.daily_revenue', '2024-01-01', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-01 00:00:00', 'UTC'), toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.daily_revenue', '2024-01-02', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.daily_revenue', '2024-01-03', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-01', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-01 00:00:00', 'UTC'), toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-02', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
+UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-03', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX53w1704067200x1704153600`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX59w1704153600x1704240000`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX70w1704240000x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX82w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX92w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX36w1704067200x1704326400`;
+INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
+SELECT 'RUN-ID' AS `run_id`, 'clickhouse' AS `target`, 'succeeded' AS `status`, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS `selection`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `started_at`, toDateTime('NOW', 'UTC') AS `finished_at`, 12 AS `succeeded`, 0 AS `failed`, 5 AS `skipped`, NULL AS `error`, MICROS AS `version`;
+SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `run_id` = 'RUN-ID';
+INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
+SELECT 'p_marts.customer_revenue_to_date' AS `table_name`, 'RUN-ID' AS `run_id`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `acquired_at`, toDateTime('NOW', 'UTC') AS `heartbeat_at`, toDateTime('1970-01-01 00:00:00', 'UTC') AS `expires_at`, MICROS AS `version`
+UNION ALL SELECT 'p_marts.daily_revenue', 'RUN-ID', 'HOST', PID, toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('1970-01-01 00:00:00', 'UTC'), MICROS
+UNION ALL SELECT 'p_marts.rolling_revenue', 'RUN-ID', 'HOST', PID, toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('1970-01-01 00:00:00', 'UTC'), MICROS
+UNION ALL SELECT 'p_staging.orders', 'RUN-ID', 'HOST', PID, toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('1970-01-01 00:00:00', 'UTC'), MICROS;
+
