@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/refill/refill/models"
@@ -49,4 +50,23 @@ func RenderShop(t *testing.T, d models.Dialect, schema string) string {
 		}
 	}
 	return b.String()
+}
+
+// LoadModel loads a project of one model, name, with the YAML header and
+// a query of one column d from table t, as a program that knows adapter
+// does: the way to get a model with an adapter's block.
+func LoadModel(adapter models.AdapterKeys, name, header string) *models.Model {
+	fsys := fstest.MapFS{
+		"refill.yml":              {Data: []byte("targets:\n  t: {adapter: " + adapter.Name + "}\n")},
+		"models/" + name + ".sql": {Data: []byte("/* refill\n" + header + "*/\nSELECT d FROM t")},
+	}
+	p, err := models.Load(fsys, models.LoadOptions{Adapters: []models.AdapterKeys{adapter}})
+	if err != nil {
+		panic(err)
+	}
+	m, err := p.Model(name)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 )
@@ -12,19 +13,7 @@ import (
 // loadModel loads a project of one model, name, with the YAML header and
 // a query of one column d, as a program with the ClickHouse adapter does.
 func loadModel(name, header string) *models.Model {
-	fsys := fstest.MapFS{
-		"refill.yml":              {Data: []byte("targets:\n  ch: {adapter: clickhouse}\n")},
-		"models/" + name + ".sql": {Data: []byte("/* refill\n" + header + "*/\nSELECT d FROM t")},
-	}
-	p, err := models.Load(fsys, models.LoadOptions{Adapters: []models.AdapterKeys{{Name: clickhouse.BlockName, Block: clickhouse.CheckBlock}}})
-	if err != nil {
-		panic(err)
-	}
-	m, err := p.Model(name)
-	if err != nil {
-		panic(err)
-	}
-	return m
+	return adaptertest.LoadModel(models.AdapterKeys{Name: clickhouse.BlockName, Block: clickhouse.CheckBlock}, name, header)
 }
 
 // A model's clickhouse: block sets the table's clauses; what it leaves

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
 )
@@ -14,19 +15,7 @@ var snowflakeKeys = []models.AdapterKeys{{Name: snowflake.BlockName, TargetKeys:
 // loadModel loads a project of one model, name, with the YAML header and
 // a query of one column d, as a program with the Snowflake adapter does.
 func loadModel(name, header string) *models.Model {
-	fsys := fstest.MapFS{
-		"refill.yml":              {Data: []byte("targets:\n  sf: {adapter: snowflake}\n")},
-		"models/" + name + ".sql": {Data: []byte("/* refill\n" + header + "*/\nSELECT d FROM t")},
-	}
-	p, err := models.Load(fsys, models.LoadOptions{Adapters: snowflakeKeys})
-	if err != nil {
-		panic(err)
-	}
-	m, err := p.Model(name)
-	if err != nil {
-		panic(err)
-	}
-	return m
+	return adaptertest.LoadModel(snowflakeKeys[0], name, header)
 }
 
 // A model's snowflake: block names its warehouse and its table's
