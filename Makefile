@@ -21,8 +21,9 @@ test:
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
 	@if [ -n "$$CHDB_DSN" ]; then \
 		echo "ClickHouse 26 (chDB) at $$CHDB_DSN"; \
-		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./adapters/clickhouse/ && \
-		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run ClickHouse ./cmd/refill/; \
+		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./adapters/clickhouse/ ./runner/enginetest/ && \
+		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run ClickHouse ./cmd/refill/ && \
+		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run 'TestRunStatements/clickhouse' ./cmd/refill/; \
 	fi
 
 # Many more random cases of the oracle test than make test runs (see
