@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -72,7 +75,7 @@ func RunUnitTest(ctx context.Context, a adapters.Adapter, scope *models.Scope, u
 		}
 	}
 	if len(missing) > 0 {
-		res.Message = fmt.Sprintf("the model reads %s, which the test does not give: add them under given: with at least one row each, so refill knows their columns", strings.Join(missing, ", "))
+		res.Message = fmt.Sprintf("the model reads %s, which the test does not give: add them under given: (with rows, or [] for none), or write given: [] to leave every table it reads empty", strings.Join(missing, ", "))
 		return res, nil
 	}
 	if m.Config.Self && !given["this"] {
@@ -96,12 +99,38 @@ func RunUnitTest(ctx context.Context, a adapters.Adapter, scope *models.Scope, u
 	res.SQL = sql
 	out, err := a.Query(ctx, "SELECT * FROM (\n"+sql+"\n) AS unit_test_output", adapters.Tag{Model: m.Name, Partition: part.Key, Step: "unit test"})
 	if err != nil {
-		res.Message = "the model failed: " + err.Error()
+		res.Message = "the model failed: " + err.Error() + untypedHint(ut)
 		return res, nil
 	}
 	res.Message = compareRows(ut, out)
 	res.Passed = res.Message == ""
 	return res, nil
+}
+
+// untypedHint names the given columns that nothing typed (NULL in every
+// row, no declaration): they are varchar, the likely cause of a failure.
+func untypedHint(ut *models.UnitTest) string {
+	var b strings.Builder
+	for _, g := range ut.Given {
+		if len(g.Untyped) == 0 {
+			continue
+		}
+		types := make([]string, len(g.Untyped))
+		for i, c := range g.Untyped {
+			types[i] = c + ": <type>"
+		}
+		fmt.Fprintf(&b, "\n%s:%d: %s: %s %s NULL in every given row and nothing declares %s type, so %s varchar; declare it: %s: {columns: {%s}, rows: [...]}",
+			ut.File, g.Line, g.Name, strings.Join(g.Untyped, ", "), oneOrMany(len(g.Untyped), "is", "are"), oneOrMany(len(g.Untyped), "its", "their"),
+			oneOrMany(len(g.Untyped), "it is", "they are"), g.Name, strings.Join(types, ", "))
+	}
+	return b.String()
+}
+
+func oneOrMany(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // compareRows matches expected rows with actual ones (as a multiset, on the
@@ -118,6 +147,7 @@ func compareRows(ut *models.UnitTest, out *adapters.Result) string {
 	}
 	used := make([]bool, len(out.Rows))
 	var missing []map[string]any
+	var shown []any // the values the diff prints
 	for _, want := range ut.Expect {
 		found := false
 		for i, row := range out.Rows {
@@ -128,12 +158,21 @@ func compareRows(ut *models.UnitTest, out *adapters.Result) string {
 		}
 		if !found {
 			missing = append(missing, want)
+			for _, c := range ut.Columns {
+				shown = append(shown, want[c])
+			}
 		}
 	}
 	var unexpected []string
 	for i, row := range out.Rows {
 		if !used[i] {
 			unexpected = append(unexpected, formatRow(ut.Columns, row, index))
+			if len(ut.Columns) == 0 {
+				shown = append(shown, row...)
+			}
+			for _, c := range ut.Columns {
+				shown = append(shown, row[index[strings.ToLower(c)]])
+			}
 		}
 	}
 	if len(missing) == 0 && len(unexpected) == 0 {
@@ -153,6 +192,7 @@ func compareRows(ut *models.UnitTest, out *adapters.Result) string {
 			b.WriteString("\n  - " + u)
 		}
 	}
+	b.WriteString(typeNote(shown))
 	return b.String()
 }
 
@@ -246,17 +286,53 @@ func formatValue(v any) string {
 	case nil:
 		return "null"
 	case string:
-		if v == "" || strings.ContainsAny(v, ":{}[],#'\"") {
-			return fmt.Sprintf("%q", v)
+		if yamlKind(v) != "" || v == "" || v != strings.TrimSpace(v) || strings.ContainsAny(v, ":{}[],#'\"\n&*!|>%@`") {
+			return strconv.Quote(v)
 		}
 		return v
 	case time.Time:
 		if v.Equal(v.Truncate(24 * time.Hour)) {
 			return v.Format("2006-01-02")
 		}
-		return v.Format("2006-01-02 15:04:05")
+		return v.Format("2006-01-02 15:04:05.999999999")
 	case float64:
 		return fmt.Sprintf("%g", v)
 	}
 	return fmt.Sprint(v)
+}
+
+// yamlKind returns what s would be if written unquoted in a test file, when
+// that is not a string: "the number", "the boolean" or "null". A diff quotes
+// such strings, so that "10" (a string) and 10 (a number) look different.
+func yamlKind(s string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(s), &doc) != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.ScalarNode {
+		return ""
+	}
+	switch doc.Content[0].Tag {
+	case "!!int", "!!float":
+		return "the number"
+	case "!!bool":
+		return "the boolean"
+	case "!!null":
+		return "null"
+	}
+	return ""
+}
+
+// typeNote explains a diff in which a string reads like another type: the
+// likely cause of an expected row that looks like an output row.
+func typeNote(values []any) string {
+	for _, v := range values {
+		if s, ok := v.(string); ok {
+			if kind := yamlKind(s); kind != "" {
+				what := kind + " " + s
+				if kind == "null" {
+					what = "null"
+				}
+				return fmt.Sprintf("\n(a quoted value is a string: %s is not %s)", strconv.Quote(s), what)
+			}
+		}
+	}
+	return ""
 }
