@@ -183,10 +183,7 @@ func describeRows(res *adapters.Result, keyCols int) string {
 	for _, row := range res.Rows {
 		vals := make([]string, keyCols)
 		for i := range vals {
-			vals[i] = fmt.Sprint(row[i])
-			if row[i] == nil {
-				vals[i] = "NULL"
-			}
+			vals[i] = valueText(row[i])
 		}
 		parts = append(parts, fmt.Sprintf("%s (%d rows)", strings.Join(vals, ", "), adapters.Int(row[keyCols])))
 	}

@@ -56,3 +56,23 @@ func TestAudits(t *testing.T) {
 		t.Errorf("a failed first partition created the target")
 	}
 }
+
+// TestUniqueAuditNamesDates: the unique audit names a duplicated date as a
+// date, not as Go prints a time.
+func TestUniqueAuditNamesDates(t *testing.T) {
+	e := newEnv(t, map[string]string{"models/staging/orders.sql": `/* refill
+partition_by: order_date
+grain: day
+start: 2024-01-01
+audits:
+  - unique: [order_date]
+*/
+SELECT order_date, order_id FROM {{ source("raw.orders") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}`})
+	s := e.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-03", To: "2024-01-03"}, runner.RunOptions{})
+	if s.Failed != 1 {
+		t.Fatalf("want the partition refused by its unique audit, got %+v", s.Partitions)
+	}
+	if msg := s.Partitions[0].Err.Error(); !strings.Contains(msg, "2024-01-03 (") || strings.Contains(msg, "UTC") {
+		t.Errorf("unique audit message: %s", msg)
+	}
+}

@@ -105,7 +105,7 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 		add(Check{Suite: "validate", Name: models.ProjectFile, Status: CheckFailed, Message: strings.Join(targetErrs, "\n")})
 	}
 	add(Check{Suite: "validate", Name: "project", Status: CheckPassed, Duration: time.Since(start),
-		Message: fmt.Sprintf("%d models, %d targets, %d unit tests, %d seeds", len(p.Models), len(p.Targets), len(unitTests), len(seeds))})
+		Message: strings.Join([]string{Plural(len(p.Models), "model"), Plural(len(p.Targets), "target"), Plural(len(unitTests), "unit test"), Plural(len(seeds), "seed")}, ", ")})
 
 	selected, err := p.Select(opts.Select, nil)
 	if err != nil {
@@ -292,7 +292,7 @@ func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native b
 		c.Message = fmt.Sprintf("%s (%s): %s", m.Name, m.Path, strings.Join(problems, "\n"))
 		switch {
 		case auditOnly:
-			c.Status, c.Message = CheckPassed, fmt.Sprintf("%d partitions ran; audits failed (see below)", len(results))
+			c.Status, c.Message = CheckPassed, Plural(len(results), "partition")+" ran; audits failed (see below)"
 		case native:
 			c.Status = CheckFailed
 		default:
@@ -307,7 +307,7 @@ func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native b
 				skipped++
 			}
 		}
-		c.Message = fmt.Sprintf("%d partitions ran (%s)", len(results)-skipped, partitionSpan(results))
+		c.Message = fmt.Sprintf("%s ran (%s)", Plural(len(results)-skipped, "partition"), partitionSpan(results))
 		if skipped > 0 {
 			c.Status = CheckSkipped
 			c.Message = fmt.Sprintf("%d of %d partitions skipped: an upstream model failed", skipped, len(results))

@@ -116,7 +116,7 @@ func TestRunChecksPassOnTheShop(t *testing.T) {
 	wantCheck(t, byName, "validate project", runner.CheckPassed, "7 models, 2 targets, 6 unit tests, 2 seeds")
 	wantCheck(t, byName, "render marts.daily_revenue", runner.CheckPassed, "partition 2024-01-01 on dev (duckdb), prod (duckdb)")
 	wantCheck(t, byName, "run marts.rolling_revenue", runner.CheckPassed, "3 partitions ran (2024-01-01 .. 2024-01-03)")
-	wantCheck(t, byName, "run marts.customer_lifetime", runner.CheckPassed, "1 partitions ran (all)")
+	wantCheck(t, byName, "run marts.customer_lifetime", runner.CheckPassed, "1 partition ran (all)")
 	wantCheck(t, byName, "audit staging.orders unique(order_id)", runner.CheckPassed)
 	wantCheck(t, byName, `unit marts.daily_revenue "sums the day's orders and returns"`, runner.CheckPassed,
 		"models/marts/daily_revenue.test.yml:3, partition 2024-01-02")

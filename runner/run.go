@@ -45,6 +45,18 @@ type RunOptions struct {
 	// swaps commit or roll back) and the rest are skipped. Cancelling ctx
 	// aborts in-flight work too; transactions keep every partition whole.
 	Stop <-chan struct{}
+	// Redact, when set, rewrites every error text the run writes to the
+	// ledger (a failed partition's, the run's), to mask secrets a failed
+	// statement may quote.
+	Redact func(string) string
+}
+
+// redact applies o.Redact to text.
+func (o RunOptions) redact(text string) string {
+	if o.Redact == nil {
+		return text
+	}
+	return o.Redact(text)
 }
 
 // ErrTogetherUnsupported is returned (wrapped) by Validate and Run for
@@ -151,6 +163,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		e.summary.Unrecorded = d.Flush(context.WithoutCancel(ctx))
 	}
 	s := e.finish()
+	e.warnEmpty(s)
 	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 		e.summary.LostLease = cause
 	}
@@ -165,9 +178,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		run.Status = adapters.RunSucceeded
 	}
 	if s.LostLease != nil {
-		run.Error = s.LostLease.Error()
+		run.Error = opts.redact(s.LostLease.Error())
 	} else if s.Unrecorded != nil {
-		run.Error = s.Unrecorded.Error()
+		run.Error = opts.redact(s.Unrecorded.Error())
 	}
 	if err := r.Adapter.SaveRun(context.WithoutCancel(ctx), run); err != nil {
 		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording the run's end: %v", err)})
@@ -486,7 +499,7 @@ func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time
 	st := n.step
 	rec := adapters.Record{Model: st.Model.Name, Partition: st.Partition.Key, State: adapters.StateFailed,
 		RunID: e.opts.RunID, Attempts: attempts, WindowStart: st.Partition.Start, WindowEnd: st.Partition.End,
-		StartedAt: now, FinishedAt: now, Error: err.Error()}
+		StartedAt: now, FinishedAt: now, Error: e.opts.redact(err.Error())}
 	rec.Fingerprint = st.Model.Version(e.r.Scope).Fingerprint
 	if prev := st.Record; prev != nil {
 		// The table still holds the last published data.

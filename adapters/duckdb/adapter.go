@@ -285,3 +285,16 @@ func (a *Adapter) run(ctx context.Context, sql string) error {
 	_, err := a.db.ExecContext(ctx, sql)
 	return err
 }
+
+// EngineVersion returns the version of the DuckDB library this binary
+// links, such as v1.5.0, from an in-memory database.
+func EngineVersion(ctx context.Context) (string, error) {
+	a, err := Open(ctx, Config{ReadOnly: true})
+	if err != nil {
+		return "", err
+	}
+	defer a.Close()
+	var v string
+	err = a.db.QueryRowContext(ctx, "SELECT version()").Scan(&v)
+	return v, err
+}

@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +88,10 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
+	// gosnowflake logs its failures to stderr in its own format
+	// (time=... level=error msg=...), besides returning them: refill
+	// reports the errors, so the driver's lines would only repeat them.
+	gosnowflake.GetLogger().SetOutput(io.Discard)
 	if cfg.Schema == "" {
 		cfg.Schema = sf.Schema
 	}

@@ -164,6 +164,11 @@ The project is the folder holding refill.yml (see --project).`,
   refill status --output json`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	// --version prints versionText, computed only when asked.
+	root.Version = "see --version"
+	root.Flags().Bool("version", false, "print the versions of refill, Go, the DuckDB library and the drivers")
+	cobra.AddTemplateFunc("refillVersion", versionText)
+	root.SetVersionTemplate("{{refillVersion}}")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.projectDir, "project", "", "project folder (default: the nearest folder upward holding refill.yml)")
 	pf.StringVarP(&a.target, "target", "t", "", "target from refill.yml (default: its target:)")

@@ -60,7 +60,7 @@ refill plan --explain shows what changed before you accept it.
 			}
 			for _, x := range acc {
 				fmt.Fprintf(a.stdout, "%s: %s built by version %s now carry version %s (forward-only).\n",
-					x.Model.Name, plural(x.Partitions, "partition"), strings.Join(x.From, ", "), x.Model.Version(s.scope).Fingerprint)
+					x.Model.Name, runner.Plural(x.Partitions, "partition"), strings.Join(x.From, ", "), x.Model.Version(s.scope).Fingerprint)
 			}
 			fmt.Fprintf(a.stdout, "Recorded as run %s.\n", id)
 			return nil

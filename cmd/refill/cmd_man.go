@@ -10,9 +10,8 @@ import (
 
 func (a *app) manCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:    "man DIR",
-		Short:  "Write man pages for refill and every command into DIR",
-		Hidden: true,
+		Use:   "man DIR",
+		Short: "Write man pages for refill and every command into DIR",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("man takes exactly one DIR")

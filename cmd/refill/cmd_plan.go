@@ -139,7 +139,7 @@ func changesJSON(cs []runner.Change) []changeJSON {
 // printChanges prints what changed in each model with stale partitions.
 func printChanges(w io.Writer, cs []runner.Change) {
 	for _, c := range cs {
-		fmt.Fprintf(w, "\n%s: %s built by version %s; the model is now version %s.\n", c.Model.Name, plural(c.Partitions, "partition"), c.From, c.To)
+		fmt.Fprintf(w, "\n%s: %s built by version %s; the model is now version %s.\n", c.Model.Name, runner.Plural(c.Partitions, "partition"), c.From, c.To)
 		if c.Diff == "" {
 			fmt.Fprintln(w, "  (the ledger does not have the old version: it was built before refill kept model versions)")
 			continue
@@ -279,6 +279,10 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 		} else {
 			fmt.Fprintln(w, "Nothing to do: every selected partition is done and up to date.")
 		}
+		if sel.To == "" && len(sel.Partitions) == 0 && hasTimeModel(p.Models) {
+			fmt.Fprintf(w, "Partitions still open at %s are left out until they are complete (allow_partial: runs them early).\n",
+				sel.Now.UTC().Format("2006-01-02 15:04 UTC"))
+		}
 		return
 	}
 	tw := newTable(w, "MODEL", "PARTITIONS", "COUNT", "REASON")
@@ -299,13 +303,13 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 		}
 	}
 	if len(p.Steps) > 0 {
-		fmt.Fprintf(w, "%s in %s (%s).\n", plural(len(p.Steps), "partition"), plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "%s in %s (%s).\n", runner.Plural(len(p.Steps), "partition"), runner.Plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
 	} else {
 		fmt.Fprintln(w, "Nothing to run.")
 	}
 	if len(p.Blocked) > 0 {
 		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are missing or failed and that this run does not build;\n"+
-			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plural(len(p.Blocked), "partition"))
+			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", runner.Plural(len(p.Blocked), "partition"))
 	}
 	if a.verbose {
 		fmt.Fprintln(w)
@@ -321,21 +325,20 @@ func describeRange(sel runner.Selection) string {
 	case len(sel.Partitions) > 0:
 		return "partitions " + strings.Join(sel.Partitions, ", ")
 	case sel.From == "" && sel.To == "":
-		return fmt.Sprintf("each model's start through its last complete partition at %s (scheduled: lookback applies)", now)
+		r := fmt.Sprintf("each model's start through its last complete partition at %s, or its end: if earlier", now)
+		switch {
+		case sel.Lookback == nil:
+			return r + " (scheduled: each model's lookback: applies)"
+		case *sel.Lookback == 0:
+			return r + " (no lookback)"
+		}
+		return r + fmt.Sprintf(" (lookback: the last %s)", runner.Plural(*sel.Lookback, "partition"))
 	case sel.To == "":
 		return fmt.Sprintf("%s through the last complete partition at %s", sel.From, now)
 	case sel.From == "":
 		return fmt.Sprintf("each model's start through %s", sel.To)
 	}
 	return fmt.Sprintf("%s through %s", sel.From, sel.To)
-}
-
-// plural prints "1 model", "2 models".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func countModels(steps []runner.Step) int {
@@ -392,4 +395,14 @@ func groupSteps(steps []runner.Step) []stepGroup {
 		out = append(out, stepGroup{model: s.Model.Name, reason: s.Reason, detail: detail, steps: []runner.Step{s}})
 	}
 	return out
+}
+
+// hasTimeModel reports whether any of ms is partitioned by time.
+func hasTimeModel(ms []*models.Model) bool {
+	for _, m := range ms {
+		if m.Kind() == models.TimePartitioned {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
 )
 
 func (a *app) renderCommand() *cobra.Command {
@@ -75,6 +76,9 @@ func renderPartitions(m *models.Model, keys string) ([]models.Partition, error) 
 			return nil, usagef("--partition: a batch needs consecutive partitions, and %s does not follow %s", p.Key, parts[n-1].Key)
 		}
 		parts = append(parts, p)
+	}
+	if len(parts) > 1 && runner.BatchSize(m, len(parts)) == 1 {
+		return nil, usagef("--partition: %s declares no batch:, so run never renders several of its partitions as one statement; render them one at a time", m.Name)
 	}
 	return parts, nil
 }

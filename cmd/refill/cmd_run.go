@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -96,8 +97,8 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	if f.output != "text" && f.output != "json" {
 		return usagef("--output %q: want text or json", f.output)
 	}
-	if f.concurrency < 0 || f.batch < 0 || f.retries < 0 {
-		return usagef("--concurrency, --batch and --retries cannot be negative")
+	if err := checkRunNumbers(c.Flags(), f); err != nil {
+		return err
 	}
 	sel, err := f.selection(args)
 	if err != nil {
@@ -112,7 +113,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	}
 	defer s.close()
 	opts := runner.RunOptions{Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
-		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency}
+		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency, Redact: a.redact}
 	sel.AllowMissingUpstream, sel.FullRefresh = f.allowMissing, f.fullRefresh
 	if f.resume != "" {
 		if sel, err = s.resumeSelection(f.resume); err != nil {
@@ -380,4 +381,35 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
 	if len(failed) > 0 || sum.Interrupted {
 		fmt.Fprintf(w, "Rerun what is left with: refill run --resume %s (or refill run --mode failed for failures only)\n", sum.RunID)
 	}
+}
+
+// checkRunNumbers refuses numeric flags whose values mean nothing: a
+// count of partitions, statements or attempts below what it counts, or a
+// negative duration. A flag left out keeps its default (the adapter's
+// concurrency, the models' batch:, no limit).
+func checkRunNumbers(fl *pflag.FlagSet, f *runFlags) error {
+	for _, n := range []struct {
+		name  string
+		value int
+		least int
+		hint  string
+	}{
+		{"concurrency", f.concurrency, 1, "leave it out for the adapter's default"},
+		{"batch", f.batch, 1, "1 runs each partition alone; leave it out for the models' batch:"},
+		{"max-partitions", f.maxPartitions, 1, "leave it out for no limit"},
+		{"retries", f.retries, 0, "0 tries each partition once"},
+	} {
+		if fl.Changed(n.name) && n.value < n.least {
+			return usagef("--%s %d: want %d or more (%s)", n.name, n.value, n.least, n.hint)
+		}
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"retry-delay", f.retryDelay}, {"wait", f.wait}} {
+		if d.value < 0 {
+			return usagef("--%s %s: want a duration of 0 or more", d.name, d.value)
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
 )
 
 func (a *app) validateCommand() *cobra.Command {
@@ -61,7 +62,7 @@ to a warehouse; environment variables are checked for the selected target only.`
 				fmt.Fprintf(a.stderr, "\n%d problem(s) found.\n", len(errs))
 				return err
 			}
-			fmt.Fprintf(a.stdout, "OK: %d models, %d targets.\n", len(p.Models), len(p.Targets))
+			fmt.Fprintf(a.stdout, "OK: %s, %s.\n", runner.Plural(len(p.Models), "model"), runner.Plural(len(p.Targets), "target"))
 			return nil
 		},
 	}

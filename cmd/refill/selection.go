@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/refill/refill/runner"
 )
@@ -19,10 +20,13 @@ type selectionFlags struct {
 	now        string
 	output     string
 	offline    bool
+
+	flags *pflag.FlagSet // the command's, to tell a flag given from its default
 }
 
 func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
 	fl := c.Flags()
+	f.flags = fl
 	fl.StringArrayVarP(&f.selects, "select", "s", nil, "models to select (as positional MODEL arguments; repeatable)")
 	fl.StringArrayVar(&f.excludes, "exclude", nil, "models to leave out, in the same syntax (repeatable)")
 	fl.StringVar(&f.from, "from", "", "first partition: a key or date, inclusive (default: each model's start)")
@@ -31,7 +35,7 @@ func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
 	fl.StringVar(&f.now, "now", "", "pin the clock (RFC 3339 or a date) that decides which partitions are complete")
 	if withMode {
 		fl.StringVar(&f.mode, "mode", "", "which partitions in range: stale (default: missing, failed and stale), all, missing or failed")
-		fl.IntVar(&f.lookback, "lookback", -1, "rerun the last N complete partitions of each model (overrides lookback: in the models)")
+		fl.IntVar(&f.lookback, "lookback", 0, "rerun the last N complete partitions of each model (overrides lookback: in the models)")
 	}
 }
 
@@ -49,7 +53,10 @@ func (f *selectionFlags) selection(args []string) (runner.Selection, error) {
 		Select: append(append([]string{}, args...), f.selects...), Exclude: f.excludes,
 		From: strings.TrimSpace(f.from), To: strings.TrimSpace(f.to), Partitions: f.partitions, Mode: mode, Now: now,
 	}
-	if f.lookback >= 0 {
+	if f.flags != nil && f.flags.Changed("lookback") {
+		if f.lookback < 0 {
+			return runner.Selection{}, usagef("--lookback %d: want 0 or more partitions", f.lookback)
+		}
 		n := f.lookback
 		sel.Lookback = &n
 	}

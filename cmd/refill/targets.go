@@ -200,3 +200,9 @@ func (a *app) configureAdapter(cfg any) {
 		a.configure(cfg)
 	}
 }
+
+// duckdbEngineVersion is the version of the DuckDB library linked in, for
+// --version.
+func duckdbEngineVersion() (string, error) {
+	return duckdb.EngineVersion(context.Background())
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNumericFlags: a numeric flag whose value means nothing is refused
+// with exit 2 before anything opens the warehouse, whichever command takes
+// it; a flag left out keeps its default.
+func TestNumericFlags(t *testing.T) {
+	dir := shop(t, nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--lookback", "-5"}, "--lookback -5: want 0 or more"},
+		{[]string{"plan", "--lookback", "-1"}, "--lookback -1: want 0 or more"},
+		{[]string{"run", "--concurrency", "0"}, "--concurrency 0: want 1 or more"},
+		{[]string{"run", "-j", "-2"}, "--concurrency -2: want 1 or more"},
+		{[]string{"run", "--batch", "0"}, "--batch 0: want 1 or more"},
+		{[]string{"run", "--max-partitions", "0"}, "--max-partitions 0: want 1 or more"},
+		{[]string{"run", "--retries", "-1"}, "--retries -1: want 0 or more"},
+		{[]string{"run", "--retry-delay", "-1s"}, "--retry-delay -1s: want a duration of 0 or more"},
+		{[]string{"run", "--wait", "-1m"}, "--wait -1m0s: want a duration of 0 or more"},
+	} {
+		r := refill(t, dir, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("refill %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "warehouse.duckdb")); !os.IsNotExist(err) {
+		t.Errorf("a refused flag created the warehouse: %v", err)
+	}
+	// --lookback 0 is a value (no lookback), not the default.
+	mustRefill(t, dir, "seed")
+	if r := mustRefill(t, dir, "plan", "--lookback", "0", "staging.orders", janNow); !strings.Contains(r.stdout, "(no lookback)") {
+		t.Errorf("plan --lookback 0 still plans lookback partitions:\n%s", r.stdout)
+	}
+}
+
+// TestVersion: --version names refill's, Go's, DuckDB's and every
+// driver's version.
+func TestVersion(t *testing.T) {
+	r := refill(t, t.TempDir(), "--version")
+	if r.code != 0 {
+		t.Fatalf("--version: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"refill ", "go1.", "DuckDB library      v1.", "github.com/duckdb/duckdb-go/v2 v2.",
+		"github.com/ClickHouse/clickhouse-go/v2 v2.", "github.com/snowflakedb/gosnowflake v1."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--version lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestHelpListsCommands: every command the README documents is in --help,
+// man included.
+func TestHelpListsCommands(t *testing.T) {
+	r := refill(t, t.TempDir(), "--help")
+	for _, c := range []string{"validate", "plan", "run", "status", "render", "seed", "graph", "test", "init", "accept", "man", "completion"} {
+		if !strings.Contains(r.stdout, "\n  "+c+" ") {
+			t.Errorf("--help does not list %s:\n%s", c, r.stdout)
+		}
+	}
+}
+
+// TestSnowflakeDriverIsQuiet: a failed Snowflake login is reported by
+// refill alone; the driver's own log lines (time=... level=error ...) do
+// not reach stderr.
+func TestSnowflakeDriverIsQuiet(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	write(t, dir, "refill.yml", "targets:\n  sf:\n    adapter: snowflake\n"+
+		"    dsn: refill:not-a-password@refill-ci-no-such-account/DB/SCH?loginTimeout=5\n")
+	write(t, dir, "models/m.sql", "/* refill\n*/\nSELECT 1 AS x\n")
+	cmd := exec.Command(bin, "--project", dir, "plan", "--target", "sf")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitWarehouse || !strings.Contains(stderr.String(), "cannot connect") {
+		t.Fatalf("plan against an unreachable account: exit %d (%v)\n%s", code, err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "level=") {
+		t.Errorf("the driver's log reached stderr:\n%s", stderr.String())
+	}
+}
+
+// TestLedgerErrorsAreRedacted: a secret a failed statement quotes (here a
+// template var whose value is a secret-named environment variable's) is
+// masked in the ledger's error columns as in everything refill prints.
+func TestLedgerErrorsAreRedacted(t *testing.T) {
+	t.Setenv("SHOP_API_TOKEN", "hunter2-secret")
+	dir := shop(t, map[string]string{"models/staging/orders.sql": `/* refill
+partition_by: order_date
+grain: day
+start: 2024-01-01
+*/
+SELECT order_date, CAST(error({{ var("note") }}) AS INTEGER) AS x
+FROM {{ source("raw.orders") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}`})
+	mustRefill(t, dir, "seed", "--var", "note=x")
+	r := refill(t, dir, "run", "staging.orders", "--partitions", "2024-01-02", now, "--var", "note=hunter2-secret")
+	if r.code != exitFailed {
+		t.Fatalf("run: exit %d, want %d\n%s%s", r.code, exitFailed, r.stdout, r.stderr)
+	}
+	got := fmt.Sprint(query(t, dir, `SELECT string_agg(error, ' ') FROM refill.partitions`))
+	if strings.Contains(got, "hunter2") || !strings.Contains(got, "***") {
+		t.Errorf("the ledger's error column holds %q; want the secret masked", got)
+	}
+	if strings.Contains(r.stdout+r.stderr, "hunter2") {
+		t.Errorf("a secret was printed:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// TestNothingToDoSaysWhatIsLeftOut: a plan with nothing to do says that
+// the partitions still open are left out, and when they complete.
+func TestNothingToDoSaysWhatIsLeftOut(t *testing.T) {
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "staging.orders", "--now=2024-02-01T12:00:00Z", "--yes", "--quiet")
+	r := mustRefill(t, dir, "plan", "staging.orders", "--now=2024-02-01T12:00:00Z")
+	if !strings.Contains(r.stdout, "Nothing to do") || !strings.Contains(r.stdout, "Partitions still open at 2024-02-01 12:00 UTC are left out") {
+		t.Errorf("plan:\n%s", r.stdout)
+	}
+}
+
+// TestRenderBatchOnlyWhereRunBatches: render shows a batch statement only
+// for a model run would batch.
+func TestRenderBatchOnlyWhereRunBatches(t *testing.T) {
+	dir := shop(t, nil)
+	r := refill(t, dir, "render", "marts.monthly_revenue", "--partition", "2024-01,2024-02")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "marts.monthly_revenue declares no batch:") {
+		t.Errorf("render of a batch of an unbatched model: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := mustRefill(t, dir, "render", "marts.daily_revenue", "--partition", "2024-01-01,2024-01-02"); !strings.Contains(r.stdout, "2024-01-01..2024-01-02") {
+		t.Errorf("render of a batch of a batched model:\n%s", r.stdout)
+	}
+}

@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/refill/refill/models"
+)
+
+// warnEmpty warns about every partition the run published without rows
+// although the partitions of refill models it reads hold rows: a filter
+// that matches nothing looks like an empty day otherwise. (On ClickHouse
+// 18.16, for one, a DateTime column compared with {{ start }}, a Date,
+// matches no row, and verification, which only sees the rows staged,
+// cannot tell.) The upstream rows come from this run's counts, or else
+// from the ledger the plan read; sources, which refill does not count,
+// give no signal.
+func (e *execution) warnEmpty(s *Summary) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	byName := map[string]bool{}
+	for _, m := range e.plan.Models {
+		byName[m.Name] = true
+	}
+	var warnings []string
+	for _, res := range s.Partitions {
+		if res.Status != Succeeded || res.Rows != 0 {
+			continue
+		}
+		m, err := e.r.Project.Model(res.Model)
+		if err != nil {
+			continue
+		}
+		p, err := m.Partition(res.Partition)
+		if err != nil {
+			continue
+		}
+		for _, up := range m.Upstream {
+			if up == m {
+				continue // its own past
+			}
+			last, _ := up.LastComplete(e.plan.Selection.Now)
+			var rows int64
+			var read []string
+			for _, q := range models.ReadPartitions(m, p, up, last) {
+				n, ok := e.counts[up.Name][q.Key]
+				if !ok && e.plan.ledger != nil {
+					if rec := e.plan.ledger.record(up.Name, q.Key); rec != nil && rec.State.Published() {
+						n, ok = rec.Rows, true
+					}
+				}
+				if ok && n > 0 {
+					rows += n
+					read = append(read, q.Key)
+				}
+			}
+			if rows > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s %s published no rows, though the %s partitions it reads (%s) hold %s: "+
+					"check the model's filters (on ClickHouse 18.16, a DateTime column compared with {{ start }}, a Date, matches nothing)",
+					m.Name, p.Key, up.Name, models.KeyRange(read[0], read[len(read)-1]), Plural(int(rows), "row")))
+				break
+			}
+		}
+	}
+	sort.Strings(warnings)
+	for _, w := range warnings {
+		e.summary.Warnings = append(e.summary.Warnings, w)
+		e.observe(Event{Kind: EventWarning, Message: w})
+	}
+}
