@@ -26,6 +26,11 @@ type Model struct {
 	// Upstream lists the models this one reads through ref(), in order of
 	// first use. Set when the project loads.
 	Upstream []*Model
+	// Unset are the vars the model reads that have no value, each an
+	// error at its position. They do not stop the project from loading,
+	// so that a problem in one model blocks only what selects it (see
+	// Project.Unset).
+	Unset ErrorList
 
 	upstream map[string]*Model // by the name used in ref()
 	text     string

@@ -102,6 +102,22 @@ func TestRenderBatchSpansWindows(t *testing.T) {
 	}
 }
 
+// TestUnsetVarsBlockOnlyTheirModel: a var with no value is an error of
+// the model that reads it, at its position, not of the project: the other
+// models still load and run.
+func TestUnsetVarsBlockOnlyTheirModel(t *testing.T) {
+	p := mustLoad(t, map[string]string{"models/m.sql": "SELECT {{ var(\"nope\") }}", "models/other.sql": "SELECT 1"})
+	m, other := mustModel(t, p, "m"), mustModel(t, p, "other")
+	err := p.Unset()
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || !strings.Contains(err.Error(), `models/m.sql:1:11: var("nope") is not set`) {
+		t.Errorf("Unset() = %v", err)
+	}
+	if p.Unset(other) != nil || p.Unset(m) == nil {
+		t.Errorf("Unset(other) = %v, Unset(m) = %v", p.Unset(other), p.Unset(m))
+	}
+}
+
 func TestVarsAreQuotedLiterals(t *testing.T) {
 	p := mustLoad(t, map[string]string{"models/v.sql": "SELECT * FROM t WHERE region = {{ var(\"region\") }}"})
 	m := mustModel(t, p, "v")
@@ -152,7 +168,6 @@ func TestModelErrors(t *testing.T) {
 		{"unknown name", "SELECT {{ strat }}", `models/m.sql:1:11: template: unknown name strat`},
 		{"start on table model", "SELECT {{ start }}", `models/m.sql:1:11: template: unknown name start`},
 		{"unknown ref", "SELECT * FROM {{ ref(\"nope\") }}", `models/m.sql:1:18: ref("nope"): unknown model "nope"`},
-		{"unknown var", "SELECT {{ var(\"nope\") }}", `models/m.sql:1:11: var("nope") is not set`},
 		{"dynamic ref", "SELECT * FROM {{ ref(var(\"region\")) }}", `models/m.sql:1:18: template: ref() needs a name in quotes`},
 		{"unclosed", "SELECT {{ 1", `models/m.sql:1:8: unclosed {{`},
 		{"empty", "/* refill\n*/\n", `the model has no SQL`},

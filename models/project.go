@@ -399,6 +399,20 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 	return errs.Err()
 }
 
+// Unset returns the errors of the vars that models read and that have no
+// value (Model.Unset), of every model when ms is empty: commands refuse a
+// selection with any, and validate reports them all.
+func (p *Project) Unset(ms ...*Model) error {
+	if len(ms) == 0 {
+		ms = p.Models
+	}
+	var errs ErrorList
+	for _, m := range ms {
+		errs = append(errs, m.Unset...)
+	}
+	return errs.Err()
+}
+
 // link resolves m's ref() names and checks its var() names.
 func (p *Project) link(m *Model) error {
 	var errs ErrorList
@@ -429,7 +443,7 @@ func (p *Project) link(m *Model) error {
 		for _, name := range t.Vars {
 			if _, ok := p.Vars[name]; !ok {
 				line, col := t.position("var", name)
-				errs.add(t.errorAt(line, col, "var(%q) is not set: add it under vars: in refill.yml or pass --var %s=VALUE", name, name))
+				m.Unset.add(t.errorAt(line, col, "var(%q) is not set: add it under vars: in refill.yml or pass --var %s=VALUE", name, name))
 			}
 		}
 	}

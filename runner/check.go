@@ -85,7 +85,7 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 	}
 	unitTests, utErr := p.LoadUnitTests(fsys)
 	seeds, seedErr := p.LoadSeeds(fsys)
-	for _, e := range []error{utErr, seedErr} {
+	for _, e := range []error{utErr, seedErr, p.Unset()} {
 		var list models.ErrorList
 		if errors.As(e, &list) {
 			for _, le := range list {

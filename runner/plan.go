@@ -99,6 +99,11 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 	if len(chosen.Models) == 0 {
 		return nil, usageErrorf("the selection matches no model")
 	}
+	// A var another model lacks does not stop this selection; one of its
+	// own does.
+	if err := p.Unset(chosen.Models...); err != nil {
+		return nil, err
+	}
 	pl := &planner{
 		project: p, sel: sel, facts: facts, chosen: chosen,
 		a:        &assessor{scope: scope, ledger: indexLedger(facts.Records), tables: facts.Tables, now: sel.Now},

@@ -37,6 +37,9 @@ consecutive partitions as one batch statement.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if err := s.project.Unset(m); err != nil {
+				return err
+			}
 			parts, err := renderPartitions(m, partition)
 			if err != nil {
 				return err

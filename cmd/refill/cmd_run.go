@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -360,10 +362,7 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
 		fmt.Fprintln(w, "Build the upstream partitions first (select +MODEL), or pass --allow-missing-upstream.")
 	}
 	if len(failed) > 0 {
-		fmt.Fprintln(w, "Failed partitions:")
-		for _, p := range failed {
-			fmt.Fprintf(w, "  %s %s: %s\n", p.Model, p.Partition, indentAfterFirst(a.redact(p.Err.Error())))
-		}
+		a.printFailures(w, failed)
 	}
 	if len(skipped) > 0 && !a.quiet {
 		fmt.Fprintln(w, "Skipped partitions:")
@@ -412,4 +411,67 @@ func checkRunNumbers(fl *pflag.FlagSet, f *runFlags) error {
 		}
 	}
 	return nil
+}
+
+// failureGroup is the failed partitions of one model that failed with one
+// error.
+type failureGroup struct {
+	model, err string
+	keys       []string
+}
+
+// printFailures lists failures grouped by model and error, most frequent
+// first: a thousand partitions failing alike are one line, with where to
+// see them all. At most maxFailureGroups groups are printed unless
+// --verbose.
+func (a *app) printFailures(w io.Writer, failed []runner.PartitionResult) {
+	var groups []*failureGroup
+	index := map[[2]string]*failureGroup{}
+	for _, p := range failed {
+		text := a.redact(p.Err.Error())
+		k := [2]string{p.Model, text}
+		g := index[k]
+		if g == nil {
+			g = &failureGroup{model: p.Model, err: text}
+			index[k] = g
+			groups = append(groups, g)
+		}
+		g.keys = append(g.keys, p.Partition)
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return len(groups[i].keys) > len(groups[j].keys) })
+	fmt.Fprintf(w, "Failed partitions (%d):\n", len(failed))
+	for i, g := range groups {
+		if i == maxFailureGroups && !a.verbose {
+			fmt.Fprintf(w, "  ... and %d more errors (see --verbose, refill status --list, or the ledger's partitions table)\n", len(groups)-i)
+			break
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n", g.model, keysSummary(g.keys), indentAfterFirst(g.err))
+		if hint := failureHint(g.err); hint != "" {
+			fmt.Fprintf(w, "    hint: %s\n", hint)
+		}
+	}
+}
+
+// maxFailureGroups is how many groups of failures a run's summary lists.
+const maxFailureGroups = 10
+
+// keysSummary names a group's partitions: all of them when few, else how
+// many and the first and last.
+func keysSummary(keys []string) string {
+	if len(keys) <= 3 {
+		return strings.Join(keys, ", ")
+	}
+	sorted := slices.Sorted(slices.Values(keys))
+	return fmt.Sprintf("%s, from %s to %s", runner.Plural(len(keys), "partition"), sorted[0], sorted[len(sorted)-1])
+}
+
+// failureHint says what usually causes an error, when it can tell.
+func failureHint(err string) string {
+	lower := strings.ToLower(err)
+	switch {
+	case strings.Contains(lower, "does not exist") && strings.Contains(lower, "table"),
+		strings.Contains(lower, "doesn't exist") && strings.Contains(lower, "table"):
+		return "a table it reads does not exist: a source loaded from seeds/ needs refill seed first; a model's table, a refill run of that model"
+	}
+	return ""
 }

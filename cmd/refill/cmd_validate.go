@@ -30,6 +30,10 @@ to a warehouse; environment variables are checked for the selected target only.`
 			var errs models.ErrorList
 			errs = append(errs, list...)
 			if p != nil {
+				var unset models.ErrorList
+				if errors.As(p.Unset(), &unset) {
+					errs = append(errs, unset...)
+				}
 				seen := map[string]bool{}
 				for _, name := range p.TargetNames() {
 					err := checkProject(p, p.Targets[name])

@@ -102,7 +102,7 @@ start: 2024-01-01
 */
 SELECT order_date, CAST(error({{ var("note") }}) AS INTEGER) AS x
 FROM {{ source("raw.orders") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}`})
-	mustRefill(t, dir, "seed", "--var", "note=x")
+	mustRefill(t, dir, "seed") // seeding needs no var of a model
 	r := refill(t, dir, "run", "staging.orders", "--partitions", "2024-01-02", now, "--var", "note=hunter2-secret")
 	if r.code != exitFailed {
 		t.Fatalf("run: exit %d, want %d\n%s%s", r.code, exitFailed, r.stdout, r.stderr)
@@ -138,5 +138,40 @@ func TestRenderBatchOnlyWhereRunBatches(t *testing.T) {
 	}
 	if r := mustRefill(t, dir, "render", "marts.daily_revenue", "--partition", "2024-01-01,2024-01-02"); !strings.Contains(r.stdout, "2024-01-01..2024-01-02") {
 		t.Errorf("render of a batch of a batched model:\n%s", r.stdout)
+	}
+}
+
+// TestFailuresAreGrouped: partitions failing alike are one line of the
+// summary, with a count and a hint, not one line each.
+func TestFailuresAreGrouped(t *testing.T) {
+	dir := shop(t, nil) // not seeded: raw.orders does not exist
+	r := refill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-31", janNow)
+	if r.code != exitFailed {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	out := r.stdout + r.stderr
+	for _, want := range []string{"Failed partitions (31):", "staging.orders 31 partitions, from 2024-01-01 to 2024-01-31: ", "hint: a table it reads does not exist"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "Catalog Error"); n > 2 {
+		t.Errorf("the same error is printed %d times:\n%s", n, out)
+	}
+}
+
+// TestUnsetVarBlocksOnlyItsModel: a model reading a var with no value
+// stops the commands that select it, at the var's position, and nothing
+// else.
+func TestUnsetVarBlocksOnlyItsModel(t *testing.T) {
+	dir := shop(t, map[string]string{"models/marts/by_segment.sql": "SELECT {{ var(\"segment\") }} AS segment"})
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "staging.orders", "--partitions", "2024-01-02", janNow)
+	want := `models/marts/by_segment.sql:1:11: var("segment") is not set`
+	for _, args := range [][]string{{"run", janNow}, {"plan", "marts.by_segment", janNow}, {"render", "marts.by_segment"}, {"validate"}} {
+		r := refill(t, dir, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("refill %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
 	}
 }

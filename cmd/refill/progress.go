@@ -24,6 +24,9 @@ type progress struct {
 	running                      map[string]bool // model + partition in flight
 	start                        time.Time
 	drawn                        bool
+	// seen maps each error a partition failed with to the first partition
+	// that did: the next ones say "same error as" instead of repeating it.
+	seen map[string]string
 }
 
 func newProgress(a *app, enabled bool) *progress {
@@ -62,7 +65,16 @@ func (p *progress) observe(ev runner.Event) {
 			}
 		case runner.Failed:
 			p.failed++
-			p.line(fmt.Sprintf("%s %s %s  %.2fs  attempt %d: %s", p.paint("FAIL ", "31"), r.Model, r.Partition, r.Duration.Seconds(), r.Attempts, p.redact(firstLine(r.Err.Error()))))
+			msg := p.redact(firstLine(r.Err.Error()))
+			if first, ok := p.seen[msg]; ok {
+				msg = "the same error as " + first
+			} else {
+				if p.seen == nil {
+					p.seen = map[string]string{}
+				}
+				p.seen[msg] = r.Model + " " + r.Partition
+			}
+			p.line(fmt.Sprintf("%s %s %s  %.2fs  attempt %d: %s", p.paint("FAIL ", "31"), r.Model, r.Partition, r.Duration.Seconds(), r.Attempts, msg))
 		default:
 			p.skipped++
 			if !p.live {
