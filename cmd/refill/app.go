@@ -172,6 +172,7 @@ The project is the folder holding refill.yml (see --project).`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.projectDir, "project", "", "project folder (default: the nearest folder upward holding refill.yml)")
 	pf.StringVarP(&a.target, "target", "t", "", "target from refill.yml (default: its target:)")
+	root.RegisterFlagCompletionFunc("target", a.completeTargets)
 	pf.StringArrayVar(&a.vars, "var", nil, "set a template var, as NAME=VALUE (repeatable); values parse as YAML scalars")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print every SQL statement executed (secrets redacted)")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print only errors and the final summary")

@@ -61,6 +61,7 @@ three days from the earliest model start. It exits 1 when any check fails.`,
 	c.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to `FILE`")
 	c.Flags().StringVar(&from, "from", "", "first sample partition (default: the earliest model start)")
 	c.Flags().StringVar(&to, "to", "", "last sample partition (default: two days after --from)")
+	c.ValidArgsFunction = a.completeModels
 	return c
 }
 

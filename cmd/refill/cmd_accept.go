@@ -67,6 +67,7 @@ refill plan --explain shows what changed before you accept it.
 		},
 	}
 	f.register(c, false)
+	a.completeSelection(c)
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "accept (without it, accept shows what it would accept)")
 	return c
 }

@@ -42,6 +42,7 @@ Graphviz graph: refill graph --output dot | dot -Tsvg > graph.svg`,
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "text", "text or dot")
+	c.ValidArgsFunction = a.completeModels
 	return c
 }
 

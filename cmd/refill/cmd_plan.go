@@ -91,6 +91,7 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 		},
 	}
 	f.register(c, true)
+	a.completeSelection(c)
 	c.Flags().BoolVar(&estimate, "estimate", false, "ask the warehouse (EXPLAIN) how many rows or bytes each model's partitions read")
 	c.Flags().BoolVar(&explain, "explain", false, "show, for stale partitions, a diff of what changed in the model since they were built")
 	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")

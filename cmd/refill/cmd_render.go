@@ -53,6 +53,8 @@ consecutive partitions as one batch statement.`,
 		},
 	}
 	c.Flags().StringVarP(&partition, "partition", "p", "", "partition key (a date, week, month, list value...); comma-separate several for a batch")
+	c.ValidArgsFunction = a.completeModels
+	c.RegisterFlagCompletionFunc("partition", a.completeKeys)
 	return c
 }
 

@@ -73,6 +73,7 @@ a second aborts them (transactions roll back). Exit code 130.
 		RunE: func(c *cobra.Command, args []string) error { return a.runRun(c, args, &f) },
 	}
 	f.register(c, true)
+	a.completeSelection(c)
 	fl := c.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and stop")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "do not ask before running many partitions")

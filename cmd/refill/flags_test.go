@@ -175,3 +175,32 @@ func TestUnsetVarBlocksOnlyItsModel(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletion completes the project's names: models and tags for
+// MODEL arguments, targets, and partition keys of the named model.
+func TestCompletion(t *testing.T) {
+	dir := shop(t, nil)
+	for _, tc := range []struct {
+		args []string
+		want []string
+		not  string
+	}{
+		{[]string{"run", "marts.d"}, []string{"marts.daily_revenue"}, "staging.orders"},
+		{[]string{"plan", "tag:"}, []string{"tag:finance", "tag:core"}, "marts.daily_revenue"},
+		{[]string{"plan", "--exclude", "stag"}, []string{"staging.orders"}, "marts."},
+		{[]string{"status", "--target", ""}, []string{"dev", "clickhouse", "prod"}, "marts."},
+		{[]string{"render", "marts.revenue_by_region", "--partition", ""}, []string{"eu", "us", "apac"}, "2024"},
+		{[]string{"render", "marts.monthly_revenue", "--partition", "2024-0"}, []string{"2024-01", "2024-04"}, "2024-01-01"},
+		{[]string{"run", "staging.orders", "--partitions", "2024-01-02,2024-01-0"}, []string{"2024-01-02,2024-01-03"}, "marts."},
+	} {
+		r := refill(t, dir, append([]string{"__complete"}, tc.args...)...)
+		for _, w := range tc.want {
+			if !strings.Contains(r.stdout, w+"\n") {
+				t.Errorf("completing %q: %q missing from\n%s", tc.args, w, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, tc.not) {
+			t.Errorf("completing %q offers %q:\n%s", tc.args, tc.not, r.stdout)
+		}
+	}
+}
