@@ -107,3 +107,34 @@ func readmeBlockAfter(t *testing.T, marker string) []string {
 	}
 	return out
 }
+
+// TestReadmeWalkthrough runs the README's first-project walkthrough as
+// written, with bash, in a new folder, with the refill binary on PATH:
+// init, a new source and two models, seed, plan, run, status and test.
+func TestReadmeWalkthrough(t *testing.T) {
+	bin := binary(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "### Your first project")
+	if i < 0 {
+		t.Fatal("README.md has no walkthrough")
+	}
+	text = text[i:]
+	start := strings.Index(text, "```sh\n") + len("```sh\n")
+	script := text[start : start+strings.Index(text[start:], "\n```")]
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the walkthrough failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"loaded raw.users", "events_by_kind", "revenue_by_country", " 0 failed"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the walkthrough's output lacks %q:\n%s", want, out)
+		}
+	}
+}
