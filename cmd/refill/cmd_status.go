@@ -26,8 +26,11 @@ partition (or per group of partitions when there are many, showing the worst
 state in the group). On a terminal the marks are colored; otherwise they are
 letters: d done, s stale, m missing, f failed.
 
---list prints every partition with its rows, run id, finish time and error;
---html writes the same picture with those details as a standalone page.
+--list prints every partition with its rows, run id, finish time and error.
+--html also writes a standalone page to diagnose a backfill with: what needs
+attention (failures grouped by error, blocked partitions by what they wait
+for, stale ones by reason), the recent runs, and a calendar of each model's
+partitions.
 
 ` + selectorHelp,
 		Example: `  refill status
@@ -59,14 +62,19 @@ letters: d done, s stale, m missing, f failed.
 			if err != nil {
 				return err
 			}
-			runs, err := s.runner.RecentRuns(a.ctx, recentRuns)
+			n := recentRuns
+			if html != "" {
+				n = htmlRuns
+			}
+			runs, err := s.runner.RecentRuns(a.ctx, n)
 			if err != nil {
 				return exitf(exitWarehouse, "target %s: reading runs: %v", s.target.Name, err)
 			}
 			if html != "" {
-				if err := writeStatusHTML(html, s, st, sel.Now); err != nil {
+				if err := writeStatusHTML(html, a.statusHTML(s, st, facts, sel, runs)); err != nil {
 					return err
 				}
+				runs = runs[:min(len(runs), recentRuns)]
 			}
 			if f.output == "json" {
 				out := statusJSON(st)

@@ -3,90 +3,134 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"html/template"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 )
 
-var statusPage = template.Must(template.New("status").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>refill status: {{.Target}}</title>
-<style>
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-  h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
-  .strip { display: flex; flex-wrap: wrap; gap: 2px; margin: .5em 0; }
-  .cell { width: 12px; height: 18px; border-radius: 2px; }
-  .done { background: #2e9e44; } .stale { background: #e6a800; }
-  .missing { background: #c9c9c9; } .failed { background: #d0312d; }
-  .legend span { display: inline-block; margin-right: 1em; }
-  .legend .cell { display: inline-block; vertical-align: middle; margin-right: .3em; }
-  table { border-collapse: collapse; margin-top: .5em; }
-  td, th { padding: 2px 10px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
-  td.num { text-align: right; font-variant-numeric: tabular-nums; }
-  td.err { color: #d0312d; white-space: pre-wrap; font-family: monospace; font-size: 12px; }
-  details summary { cursor: pointer; color: #555; }
-</style>
-</head>
-<body>
-<h1>refill status: target {{.Target}} ({{.Adapter}})</h1>
-<p>At {{.Now}}. Each square is one partition; hover for its key and state.</p>
-<p class="legend"><span><i class="cell done"></i>done</span><span><i class="cell stale"></i>stale</span><span><i class="cell missing"></i>missing</span><span><i class="cell failed"></i>failed</span></p>
-{{range .Models}}
-<h2 id="{{.Name}}">{{.Name}}</h2>
-<p>{{.Label}}: {{.Done}} done, {{.Stale}} stale, {{.Missing}} missing, {{.Failed}} failed.</p>
-<div class="strip">{{range .Partitions}}<i class="cell {{.State}}" title="{{.Key}}: {{.State}}{{if .Detail}} ({{.Detail}}){{end}}"></i>{{end}}</div>
-<details><summary>Partitions</summary>
-<table>
-<tr><th>Partition</th><th>State</th><th>Rows</th><th>Run</th><th>Finished</th><th>Duration</th><th>Error or detail</th></tr>
-{{range .Partitions}}<tr><td>{{.Key}}</td><td>{{.State}}</td><td class="num">{{.Rows}}</td><td>{{.RunID}}</td><td>{{.Finished}}</td><td class="num">{{.Duration}}</td><td class="err">{{.Detail}}</td></tr>
-{{end}}</table>
-</details>
-{{end}}
-</body>
-</html>
-`))
-
-type htmlPartition struct {
-	Key, State, Rows, RunID, Finished, Duration, Detail string
+// statusHTML is what the status page shows.
+type statusHTML struct {
+	Target, Adapter string
+	Now             time.Time
+	Models          []runner.ModelStatus
+	// Blocked holds, by model and partition key, the missing partitions a
+	// run skips because an upstream partition they read failed or is
+	// missing (the Blocked steps of a plan of missing partitions).
+	Blocked map[string]map[string]runner.Step
+	// BlockedErr says why Blocked could not be worked out, if it could not.
+	BlockedErr error
+	Runs       []*adapters.Run // newest first
+	Redact     func(string) string
 }
 
-type htmlModel struct {
-	Name, Label                  string
-	Done, Stale, Missing, Failed int
-	Partitions                   []htmlPartition
-}
+// htmlRuns is how many runs the status page shows.
+const htmlRuns = 20
 
-// writeStatusHTML writes the status picture and per-partition details as a
-// standalone page.
-func writeStatusHTML(path string, s *session, st []runner.ModelStatus, now time.Time) error {
-	data := struct {
-		Target, Adapter, Now string
-		Models               []htmlModel
-	}{Target: s.target.Name, Adapter: s.info.Name, Now: now.UTC().Format("2006-01-02 15:04 UTC")}
-	for _, ms := range st {
-		hm := htmlModel{Name: ms.Model.Name, Label: partitionsLabel(ms), Done: ms.Counts[runner.StateDone],
-			Stale: ms.Counts[runner.StateStale], Missing: ms.Counts[runner.StateMissing], Failed: ms.Counts[runner.StateFailed]}
-		for _, ps := range ms.Partitions {
-			hp := htmlPartition{Key: ps.Partition.Key, State: string(ps.State), Detail: s.app.redact(ps.Detail)}
-			if r := ps.Record; r != nil {
-				hp.Rows, hp.RunID = fmt.Sprint(r.Rows), r.RunID
-				hp.Finished = r.FinishedAt.UTC().Format("2006-01-02 15:04:05")
-				hp.Duration = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
-				if r.Error != "" {
-					hp.Detail = s.app.redact(r.Error)
-				}
+// statusHTML gathers what the status page shows beyond st: the runs, and
+// which missing partitions a run would skip because what they read failed
+// or is missing (the blocked steps of a plan of missing partitions, made
+// from the same facts).
+func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run) statusHTML {
+	redacted := map[string]string{}
+	in := statusHTML{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs,
+		Redact: func(text string) string {
+			r, ok := redacted[text]
+			if !ok {
+				r = a.redact(text)
+				redacted[text] = r
 			}
-			hm.Partitions = append(hm.Partitions, hp)
-		}
-		data.Models = append(data.Models, hm)
+			return r
+		}}
+	sel.Mode, sel.Lookback = runner.ModeMissing, nil
+	plan, err := runner.NewPlanFacts(s.project, s.scope, *facts, sel)
+	if err != nil {
+		in.BlockedErr = err
+		return in
 	}
+	in.Blocked = map[string]map[string]runner.Step{}
+	for _, b := range plan.Blocked {
+		if in.Blocked[b.Model.Name] == nil {
+			in.Blocked[b.Model.Name] = map[string]runner.Step{}
+		}
+		in.Blocked[b.Model.Name][b.Partition.Key] = b
+	}
+	return in
+}
+
+// stateClasses are the page's states, in the legend's order: the runner's
+// states, with done split by whether the partition holds rows and missing
+// by whether a run would build it.
+var stateClasses = []struct{ class, label, meaning string }{
+	{"done", "done", "built by the model's current version"},
+	{"empty", "done, 0 rows", "built, and holds no rows: check the model's window on its source"},
+	{"partial", "partial", "published before its window was complete"},
+	{"stale", "stale", "the model, or a partition it reads, changed after it was built"},
+	{"drift", "drift", "the table does not hold what the ledger recorded"},
+	{"pending", "pending", "a publication started and its outcome was not recorded"},
+	{"failed", "failed", "its last attempt failed"},
+	{"blocked", "blocked", "never built, and runs skip it: a partition it reads failed or is missing"},
+	{"missing", "missing", "never built"},
+}
+
+// stateWords describes each class in a sentence's words.
+var stateWords = map[string]string{"done": "done", "empty": "done with 0 rows", "partial": "partial", "stale": "stale",
+	"drift": "drifted", "pending": "pending", "failed": "failed", "blocked": "blocked", "missing": "missing"}
+
+// Limits on the per-model lists.
+const maxAttention = 10 // partitions listed per model
+
+type stateCount struct {
+	Class, Label string
+	N            int
+}
+
+type legendItem struct{ Class, Label, Meaning string }
+
+type overviewRow struct {
+	Name, Label, Range string
+	Counts             []int // by pageView.Columns
+}
+
+type modelView struct {
+	Name, Description, Label, Range string
+	Counts                          []stateCount
+	Calendar                        *calendar
+	Chips                           []calCell // list and whole-table models
+	Attention                       []attentionRow
+	AttentionMore                   int // partitions that need attention beyond Attention
+	NeedAttention                   int
+}
+
+type attentionRow struct{ Key, Class, Rows, RunID, Finished, Took, Detail string }
+
+type runView struct {
+	ID, Status, Class, Started, Took, Host, Error string
+	Succeeded, Failed, Skipped                    int
+}
+
+type pageView struct {
+	Target, Adapter, Now string
+	Partitions           int
+	Totals               []stateCount
+	Columns              []stateCount // the states any model has, for the overview
+	Overview             []overviewRow
+	Sections             []issueSection
+	Runs                 []runView
+	Models               []modelView
+	Legend               []legendItem
+	Notes                []string
+}
+
+// writeStatusHTML writes the status page to path, replacing it at once.
+func writeStatusHTML(path string, in statusHTML) error {
 	var buf bytes.Buffer
-	if err := statusPage.Execute(&buf, data); err != nil {
+	if err := renderStatusHTML(&buf, in); err != nil {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
@@ -95,3 +139,170 @@ func writeStatusHTML(path string, s *session, st []runner.ModelStatus, now time.
 	}
 	return os.Rename(tmp, path)
 }
+
+// renderStatusHTML writes the status page: a summary of what needs
+// attention, the recent runs, and a calendar of each model's partitions.
+func renderStatusHTML(w io.Writer, in statusHTML) error {
+	return statusPage.Execute(w, buildStatusPage(in))
+}
+
+func buildStatusPage(in statusHTML) pageView {
+	redact := in.Redact
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	pv := pageView{Target: in.Target, Adapter: in.Adapter, Now: in.Now.UTC().Format("2006-01-02 15:04 UTC")}
+	if in.BlockedErr != nil {
+		pv.Notes = append(pv.Notes, "Blocked partitions are shown as missing: working them out failed: "+redact(in.BlockedErr.Error()))
+	}
+	g := newGrouper()
+	totals := map[string]int{}
+	perModel := make([]map[string]int, len(in.Models))
+	// Where each partition's cell is, for the summary's links.
+	cellOf := make([]func(part int) *calCell, len(in.Models))
+	names := make([]string, len(in.Models))
+	for mi, ms := range in.Models {
+		m := ms.Model
+		names[mi] = m.Name
+		mv := modelView{Name: m.Name, Description: m.Config.Description, Label: partitionsLabel(ms), Range: rangeLabel(ms)}
+		counts := map[string]int{}
+		parts := make([]partCell, len(ms.Partitions))
+		for i, ps := range ms.Partitions {
+			step, blocked := in.Blocked[m.Name][ps.Partition.Key]
+			blocked = blocked && ps.State == runner.StateMissing
+			class := cellClass(ps, blocked)
+			counts[class]++
+			parts[i] = partCell{key: ps.Partition.Key, start: ps.Partition.Start, class: class}
+			if class == "done" || class == "empty" || class == "missing" {
+				parts[i].title = cellTitle(ps, class, "")
+				continue
+			}
+			// What the summary groups by: the error, the reason, or for a
+			// blocked partition what it waits for.
+			text, cause := redact(ps.Detail), ""
+			switch {
+			case blocked:
+				text, cause = redact(step.Detail), redact(step.Cause)
+			case ps.State == runner.StateFailed && ps.Record != nil && ps.Record.Error != "":
+				text = redact(ps.Record.Error)
+			}
+			g.add(class, text, cause, mi, i)
+			parts[i].title, parts[i].note = cellTitle(ps, class, text), clip(firstLine(text), 200)
+			mv.NeedAttention++
+			if len(mv.Attention) < maxAttention {
+				mv.Attention = append(mv.Attention, attentionOf(ps, class, text))
+			} else {
+				mv.AttentionMore++
+			}
+		}
+		if m.Kind() == models.TimePartitioned && len(parts) > 0 {
+			lay := layoutFor(m, parts[0].start, parts[len(parts)-1].start)
+			cal, refs := buildCalendar(lay, parts)
+			mv.Calendar = cal
+			cellOf[mi] = func(part int) *calCell { r := refs[part]; return &cal.Rows[r.row].Cells[r.cell] }
+		} else {
+			for _, p := range parts {
+				mv.Chips = append(mv.Chips, calCell{Class: p.class, Span: 1, Title: p.title, Text: p.key})
+			}
+			chips := mv.Chips
+			cellOf[mi] = func(part int) *calCell { return &chips[part] }
+		}
+		for _, sc := range stateClasses {
+			if n := counts[sc.class]; n > 0 {
+				mv.Counts = append(mv.Counts, stateCount{Class: sc.class, Label: sc.label, N: n})
+				totals[sc.class] += n
+			}
+		}
+		perModel[mi] = counts
+		pv.Partitions += len(parts)
+		pv.Models = append(pv.Models, mv)
+	}
+	for _, sc := range stateClasses {
+		pv.Legend = append(pv.Legend, legendItem{Class: sc.class, Label: sc.label, Meaning: sc.meaning})
+		if n := totals[sc.class]; n > 0 {
+			pv.Totals = append(pv.Totals, stateCount{Class: sc.class, Label: sc.label, N: n})
+		}
+	}
+	pv.Columns = pv.Totals
+	for mi, mv := range pv.Models {
+		row := overviewRow{Name: mv.Name, Label: mv.Label, Range: mv.Range}
+		for _, c := range pv.Columns {
+			row.Counts = append(row.Counts, perModel[mi][c.Class])
+		}
+		pv.Overview = append(pv.Overview, row)
+	}
+	keys := func(mi, part int) string { return in.Models[mi].Partitions[part].Partition.Key }
+	link := func(mi, part int) string {
+		c := cellOf[mi](part)
+		if c.ID == "" {
+			c.ID = names[mi] + "@" + keys(mi, part)
+		}
+		return "#" + c.ID
+	}
+	pv.Sections = g.sections(names, keys, link)
+	for _, r := range in.Runs {
+		pv.Runs = append(pv.Runs, runViewOf(r, redact))
+	}
+	return pv
+}
+
+// cellClass is the page's state of a partition (see stateClasses).
+func cellClass(ps runner.PartitionStatus, blocked bool) string {
+	switch {
+	case blocked:
+		return "blocked"
+	case ps.State == runner.StateDone && ps.Record != nil && ps.Record.Rows == 0:
+		return "empty"
+	}
+	return string(ps.State)
+}
+
+// cellTitle is the tooltip of a cell showing ps alone.
+func cellTitle(ps runner.PartitionStatus, class, text string) string {
+	t := ps.Partition.Key + ": " + stateWords[class]
+	if r := ps.Record; r != nil && class == "done" {
+		t += fmt.Sprintf(", %d rows", r.Rows)
+	}
+	if text != "" {
+		t += ": " + clip(firstLine(text), 200)
+	}
+	return t
+}
+
+func attentionOf(ps runner.PartitionStatus, class, text string) attentionRow {
+	a := attentionRow{Key: ps.Partition.Key, Class: class, Detail: clip(firstLine(text), 160)}
+	if r := ps.Record; r != nil {
+		a.Rows, a.RunID = fmt.Sprint(r.Rows), r.RunID
+		a.Finished = r.FinishedAt.UTC().Format("2006-01-02 15:04:05")
+		a.Took = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+	}
+	return a
+}
+
+// runClasses colors a run's status like the partition states it left.
+var runClasses = map[adapters.RunStatus]string{adapters.RunSucceeded: "done", adapters.RunFailed: "failed",
+	adapters.RunInterrupted: "pending", adapters.RunAbandoned: "drift", adapters.RunRunning: "partial", adapters.RunAccepted: "empty"}
+
+func runViewOf(r *adapters.Run, redact func(string) string) runView {
+	v := runView{ID: r.ID, Status: string(r.Status), Class: runClasses[r.Status], Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+		Took: "-", Host: fmt.Sprintf("%s:%d", r.Host, r.PID), Error: redact(clip(r.Error, maxIssueChars)),
+		Succeeded: r.Succeeded, Failed: r.Failed, Skipped: r.Skipped}
+	if !r.FinishedAt.IsZero() {
+		v.Took = r.FinishedAt.Sub(r.StartedAt).Round(time.Second).String()
+	}
+	return v
+}
+
+// clip shortens s to about n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimRight(s[:cut], " ") + " …"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
