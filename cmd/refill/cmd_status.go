@@ -90,6 +90,7 @@ partitions.
 		},
 	}
 	f.register(c, false)
+	a.completeSelection(c)
 	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
 	c.Flags().BoolVarP(&list, "list", "l", false, "list every partition with rows, run id, finish time and error")
 	c.Flags().StringVar(&html, "html", "", "also write the status as a standalone HTML page to `FILE`")

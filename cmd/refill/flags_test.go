@@ -189,6 +189,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"plan", "tag:"}, []string{"tag:finance", "tag:core"}, "marts.daily_revenue"},
 		{[]string{"plan", "--exclude", "stag"}, []string{"staging.orders"}, "marts."},
 		{[]string{"status", "--target", ""}, []string{"dev", "clickhouse", "prod"}, "marts."},
+		{[]string{"status", "marts.m"}, []string{"marts.monthly_revenue"}, "staging."},
 		{[]string{"render", "marts.revenue_by_region", "--partition", ""}, []string{"eu", "us", "apac"}, "2024"},
 		{[]string{"render", "marts.monthly_revenue", "--partition", "2024-0"}, []string{"2024-01", "2024-04"}, "2024-01-01"},
 		{[]string{"run", "staging.orders", "--partitions", "2024-01-02,2024-01-0"}, []string{"2024-01-02,2024-01-03"}, "marts."},
