@@ -32,6 +32,18 @@ type Dialect interface {
 	CastDate(expr string) string
 	// CastString renders expr converted to text.
 	CastString(expr string) string
+	// DateDiff renders the number of unit boundaries crossed from a to b,
+	// as an integer (negative when b is earlier): calendar days, weeks
+	// starting on Monday, months, years, hours. It backs date_diff.
+	DateDiff(unit Grain, a, b string) string
+	// TryCast renders the text of expr read as a value of type t, NULL
+	// where it is not one. It backs try_cast.
+	TryCast(expr string, t ColumnType) string
+	// StringAgg renders an aggregate that joins the text of expr's non-NULL
+	// values with sep (a rendered literal), in the order of orderBy when it
+	// is not empty; it is the empty string when there are no values. It
+	// backs string_agg.
+	StringAgg(expr, sep, orderBy string) string
 	// ColumnType returns the dialect's type for a portable column type.
 	ColumnType(t ColumnType) string
 }

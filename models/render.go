@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 	"unicode"
@@ -20,6 +21,9 @@ type Scope struct {
 	Refs map[string]SQL
 	// This optionally replaces the text of this (audits point it at the stage).
 	This SQL
+	// Target is the name of the target rendered for, which templates read
+	// as target.name; empty when no target applies.
+	Target string
 }
 
 // cacheable reports whether renders under s may share cached work: scopes
@@ -67,7 +71,8 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return map[string]any{
+	fns := portableFunctions(s, loc)
+	maps.Copy(fns, map[string]any{
 		"ref": func(name string) (SQL, error) {
 			up, ok := m.upstream[name]
 			if !ok {
@@ -163,7 +168,8 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 			}
 			return nil, fmt.Errorf("cast_timestamp needs a date (start, end), not %T", x)
 		},
-	}
+	})
+	return fns
 }
 
 // Render renders m's statement for partitions, which must be consecutive

@@ -148,6 +148,9 @@ func (t *Template) exprError(p *part, err error) *Error {
 		col = 0
 	}
 	msg := fe.Message
+	if field, ok := strings.CutPrefix(msg, "type models.TargetInfo has no field "); ok {
+		msg = fmt.Sprintf("target has no field %s (it has name and adapter)%s", field, suggest(field, []string{"name", "adapter"}))
+	}
 	var unknown string
 	if _, err := fmt.Sscanf(msg, "unknown name %s", &unknown); err == nil {
 		switch unknown {
@@ -165,7 +168,7 @@ func (t *Template) exprError(p *part, err error) *Error {
 // templateNames lists every name an expression may use, for suggestions.
 var templateNames = []string{
 	"start", "end", "partition", "partitions", "this", "ref", "source", "var", "raw", "ident",
-	"date_add", "date_trunc", "cast_date", "cast_timestamp",
+	"date_add", "date_trunc", "cast_date", "cast_timestamp", "date_diff", "try_cast", "string_agg", "target",
 }
 
 // compile type-checks every expression against env, whose keys are the
@@ -217,6 +220,11 @@ func (t *Template) compile(env map[string]any) error {
 			}
 			call, ok := n.(*ast.CallNode)
 			if !ok {
+				return
+			}
+			if arg, err := checkHelperArgs(call); err != nil {
+				loc := arg.Location()
+				errs.add(t.exprError(p, &file.Error{Location: loc, Line: 1, Column: loc.From, Message: err.Error()}))
 				return
 			}
 			id, ok := call.Callee.(*ast.IdentifierNode)

@@ -107,6 +107,92 @@ func (Dialect) CastDate(expr string) string { return "toDate(" + expr + ")" }
 // CastString renders toString(expr).
 func (Dialect) CastString(expr string) string { return "toString(" + expr + ")" }
 
+// DateDiff renders dateDiff('unit', a, b), which counts unit boundaries
+// (weeks from Monday) on 18.16 and on current servers.
+func (Dialect) DateDiff(unit models.Grain, a, b string) string {
+	return fmt.Sprintf("dateDiff('%s', %s, %s)", unit, a, b)
+}
+
+// TryCast renders the text of expr read as t, or NULL, with functions that
+// 18.16 has: its toXOrNull functions wrap integers that overflow, accept
+// impossible dates (2024-02-30 is 2024-03-01) and do not exist for
+// decimals, and accurateCastOrNull came later. So numbers are parsed
+// through Decimal128, rounded half away from zero and range-checked, as
+// DuckDB's TRY_CAST does; dates and timestamps must read back as written.
+// Surrounding white space is ignored except for booleans, as in DuckDB.
+// NULL reads as the empty string, which is no value of any type but text:
+// 18.16's if rejects constant Nullable conditions and Nullable branches of
+// constants.
+func (d Dialect) TryCast(expr string, t models.ColumnType) string {
+	raw := "ifNull(toString(" + expr + "), '')"
+	text := fmt.Sprintf("replaceRegexpAll(%s, %s, '')", raw, d.QuoteString(`^\s+|\s+$`))
+	switch t {
+	case models.TypeString:
+		return "toString(" + expr + ")"
+	case models.TypeBool:
+		low := "lower(" + raw + ")"
+		return fmt.Sprintf("multiIf(%s IN ('true', 't', 'yes', 'y', '1'), 1, %s IN ('false', 'f', 'no', 'n', '0'), 0, NULL)", low, low)
+	case models.TypeFloat:
+		return "toFloat64OrNull(" + text + ")"
+	case models.TypeDate:
+		date := "toDateOrNull(" + text + ")"
+		return fmt.Sprintf("if(ifNull(toString(%s) = substring(%s, 1, 10), 0), assumeNotNull(%s), NULL)", date, text, date)
+	case models.TypeTimestamp:
+		// Complete a date or a time without seconds, drop a fraction
+		// (DateTime holds seconds), accept a T between date and time.
+		full := fmt.Sprintf("replaceOne(replaceRegexpOne(concat(%s, substring(' 00:00:00', length(%s) - 9)), %s, ''), 'T', ' ')",
+			text, text, d.QuoteString(`\.[0-9]+$`))
+		ts := "toDateTimeOrNull(" + full + ", 'UTC')"
+		return fmt.Sprintf("if(ifNull(toString(%s) = %s, 0), assumeNotNull(%s), NULL)", ts, full, ts)
+	case models.TypeInt:
+		return d.tryInteger(text, "Int64", "-9223372036854775808", "9223372036854775807")
+	case models.TypeInt32:
+		return d.tryInteger(text, "Int32", "-2147483648", "2147483647")
+	}
+	p, sc, ok := t.Decimal()
+	if !ok {
+		return "toString(" + expr + ")"
+	}
+	good, r := d.parseNumber(text, p-sc, sc)
+	// abs(r) < 10^(p-s): rounding may carry a digit the type lacks.
+	good = fmt.Sprintf("%s AND abs(%s) < toDecimal128('1%s', 0)", good, r, strings.Repeat("0", p-sc))
+	return fmt.Sprintf("if(%s, CAST(%s AS Decimal(%d, %d)), NULL)", good, r, p, sc)
+}
+
+// tryInteger renders text read as an integer of ClickHouse type typ
+// within [lo, hi], or NULL. The conversion reads 0 where the value does
+// not fit, since toInt64 throws on overflow and both branches of if run.
+func (d Dialect) tryInteger(text, typ, lo, hi string) string {
+	ok, r := d.parseNumber(text, len(hi), 0)
+	good := fmt.Sprintf("%s AND %s >= toDecimal128('%s', 0) AND %s <= toDecimal128('%s', 0)", ok, r, lo, r, hi)
+	return fmt.Sprintf("if(%s, to%s(if(%s, %s, toDecimal128('0', 1))), NULL)", good, typ, good, r)
+}
+
+// parseNumber returns SQL that tells whether text is a decimal number with
+// at most digits integer digits, and SQL for its value as a Decimal128 with
+// one decimal more than scale, rounded to scale decimals (half away from
+// zero). The value is parsed from a prefix that always parses (or from
+// '0'), so neither expression can throw.
+func (d Dialect) parseNumber(text string, digits, scale int) (ok, value string) {
+	extra := min(scale+1, 37) // one more decimal than kept, to round
+	digits = max(1, min(digits, 38-extra))
+	ok = fmt.Sprintf("match(%s, %s)", text, d.QuoteString(fmt.Sprintf(`^[-+]?([0-9]{1,%d}(\.[0-9]*)?|\.[0-9]+)$`, digits)))
+	prefix := fmt.Sprintf("extract(%s, %s)", text, d.QuoteString(fmt.Sprintf(`^[-+]?[0-9]*(?:\.[0-9]{0,%d})?`, extra)))
+	value = fmt.Sprintf("round(toDecimal128(if(%s, %s, '0'), %d), %d)", ok, prefix, extra, scale)
+	return ok, value
+}
+
+// StringAgg renders arrayStringConcat(groupArray(toString(expr)), sep);
+// with an order, the values are sorted as (orderBy, value) tuples.
+// groupArray skips NULLs, and an empty group gives the empty string.
+func (Dialect) StringAgg(expr, sep, orderBy string) string {
+	if orderBy == "" {
+		return fmt.Sprintf("arrayStringConcat(groupArray(toString(%s)), %s)", expr, sep)
+	}
+	return fmt.Sprintf("arrayStringConcat(arrayMap(refill_v -> refill_v.2, arraySort(groupArrayIf((%s, assumeNotNull(toString(%s))), isNotNull(%s)))), %s)",
+		orderBy, expr, expr, sep)
+}
+
 // ColumnType maps a portable column type to ClickHouse's: Int64, Float64,
 // UInt8 for booleans, Date, DateTime('UTC') for timestamps (the zone pins
 // how clients and functions such as toDate show the instant), String.

@@ -62,6 +62,31 @@ func (Dialect) CastDate(expr string) string { return "CAST(" + expr + " AS DATE)
 // CastString renders CAST(expr AS VARCHAR).
 func (Dialect) CastString(expr string) string { return "CAST(" + expr + " AS VARCHAR)" }
 
+// DateDiff renders date_diff('unit', a, b), which counts unit boundaries;
+// DuckDB counts whole seven-day spans for weeks, so weeks are counted
+// between the Mondays of a and b.
+func (Dialect) DateDiff(unit models.Grain, a, b string) string {
+	if unit == models.Week {
+		return fmt.Sprintf("date_diff('week', date_trunc('week', %s), date_trunc('week', %s))", a, b)
+	}
+	return fmt.Sprintf("date_diff('%s', %s, %s)", unit, a, b)
+}
+
+// TryCast renders TRY_CAST(expr AS type).
+func (d Dialect) TryCast(expr string, t models.ColumnType) string {
+	return "TRY_CAST(" + expr + " AS " + d.ColumnType(t) + ")"
+}
+
+// StringAgg renders string_agg(CAST(expr AS VARCHAR), sep [ORDER BY
+// orderBy]), which skips NULLs, in a coalesce: an empty group gives the
+// empty string, as on the other dialects, rather than NULL.
+func (d Dialect) StringAgg(expr, sep, orderBy string) string {
+	if orderBy != "" {
+		sep += " ORDER BY " + orderBy
+	}
+	return fmt.Sprintf("coalesce(string_agg(%s, %s), '')", d.CastString(expr), sep)
+}
+
 // ColumnType maps a portable column type to DuckDB's.
 func (Dialect) ColumnType(t models.ColumnType) string {
 	switch t {

@@ -104,6 +104,29 @@ func (Dialect) CastDate(expr string) string { return "TO_DATE(" + expr + ")" }
 // CastString renders TO_VARCHAR(expr).
 func (Dialect) CastString(expr string) string { return "TO_VARCHAR(" + expr + ")" }
 
+// DateDiff renders DATEDIFF(unit, a, b), which counts unit boundaries;
+// weeks start on Monday because the adapter sets WEEK_START = 1.
+func (Dialect) DateDiff(unit models.Grain, a, b string) string {
+	return fmt.Sprintf("DATEDIFF(%s, %s, %s)", unit, a, b)
+}
+
+// TryCast renders TRY_CAST(TO_VARCHAR(expr) AS type): Snowflake's
+// TRY_CAST only reads text.
+func (d Dialect) TryCast(expr string, t models.ColumnType) string {
+	return "TRY_CAST(" + d.CastString(expr) + " AS " + d.ColumnType(t) + ")"
+}
+
+// StringAgg renders LISTAGG(TO_VARCHAR(expr), sep) [WITHIN GROUP (ORDER BY
+// orderBy)], which skips NULLs, in a COALESCE that makes an empty group the
+// empty string.
+func (d Dialect) StringAgg(expr, sep, orderBy string) string {
+	agg := fmt.Sprintf("LISTAGG(%s, %s)", d.CastString(expr), sep)
+	if orderBy != "" {
+		agg += " WITHIN GROUP (ORDER BY " + orderBy + ")"
+	}
+	return "COALESCE(" + agg + ", '')"
+}
+
 // ColumnType maps a portable column type to Snowflake's.
 func (Dialect) ColumnType(t models.ColumnType) string {
 	switch t {
