@@ -266,3 +266,25 @@ func TestSelfDependency(t *testing.T) {
 		t.Errorf("self model: %+v", m.Config)
 	}
 }
+
+// TestTargetNameInVersion: target.name renders the target's name, and a
+// model that reads it has a version per target; one that does not keeps
+// one version whatever the target.
+func TestTargetNameInVersion(t *testing.T) {
+	p := mustLoad(t, map[string]string{
+		"models/by_target.sql": `SELECT {{ target.name == "prod" ? raw("1") : raw("0") }} AS live`,
+		"models/plain.sql":     "SELECT 1 AS x",
+	})
+	byTarget, plain := mustModel(t, p, "by_target"), mustModel(t, p, "plain")
+	dev, prod := &Scope{Dialect: ansi{}, Target: "dev"}, &Scope{Dialect: ansi{}, Target: "prod"}
+	got, err := byTarget.Render(prod, Partition{Key: WholeTableKey})
+	if err != nil || got != "SELECT 1 AS live" {
+		t.Errorf("render on prod: %q, %v", got, err)
+	}
+	if byTarget.Version(dev).Fingerprint == byTarget.Version(prod).Fingerprint {
+		t.Error("a model that reads target.name has one version for two targets")
+	}
+	if plain.Version(dev).Fingerprint != plain.Version(prod).Fingerprint {
+		t.Error("a model that does not read target has a version per target")
+	}
+}

@@ -29,7 +29,10 @@ type Template struct {
 	UsesPartition bool
 	// UsesThis reports whether an expression reads this.
 	UsesThis bool
-	thisAt   [2]int // line, col of the first expression that reads this
+	// UsesTarget reports whether an expression reads target, whose name
+	// then belongs to the model's version (see Model.Version).
+	UsesTarget bool
+	thisAt     [2]int // line, col of the first expression that reads this
 
 	calls map[string][2]int // "ref\x00name" -> line, col of its first use
 
@@ -209,6 +212,9 @@ func (t *Template) compile(env map[string]any) error {
 			if id, ok := n.(*ast.IdentifierNode); ok {
 				if id.Value == "partition" {
 					t.UsesPartition = true
+				}
+				if id.Value == "target" {
+					t.UsesTarget = true
 				}
 				if id.Value == "this" && !t.UsesThis {
 					t.UsesThis = true

@@ -56,6 +56,14 @@ func (m *Model) version(s *Scope) *Version {
 	line("model", m.Name)
 	line("table", s.Relation(m).Quote(s.Dialect))
 	line("dialect", s.Dialect.Name())
+	for _, t := range m.templates() {
+		if t.UsesTarget {
+			// A model that branches on target.name computes what the
+			// target says: another target is another version.
+			line("target", s.Target)
+			break
+		}
+	}
 	line("partition_by", c.PartitionBy)
 	if c.Grain != 0 {
 		line("grain", c.Grain.String())

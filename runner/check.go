@@ -186,7 +186,7 @@ func renderChecks(p *models.Project, selected []*models.Model, from string, dial
 				continue // reported by validate
 			}
 			dialects = append(dialects, fmt.Sprintf("%s (%s)", name, d.Name()))
-			if _, err := m.Render(&models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}, part); err != nil {
+			if _, err := m.Render(&models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, part); err != nil {
 				failed = append(failed, fmt.Sprintf("on %s (%s): %v", name, d.Name(), err))
 			}
 		}
@@ -238,7 +238,7 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 			out = append(out, Check{Suite: "run", Name: "seed " + s.Relation.String(), Status: CheckFailed, Message: err.Error()})
 		}
 	}
-	scope := &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars}
+	scope := &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars, Target: "test"}
 	r := &Runner{Project: p, Target: "test", Adapter: db, Scope: scope}
 	names := make([]string, len(selected))
 	for i, m := range selected {
@@ -408,5 +408,5 @@ func runUnitTestIn(ctx context.Context, sb Sandbox, p *models.Project, ut *model
 		return nil, err
 	}
 	defer db.Close()
-	return RunUnitTest(ctx, db, &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars}, ut)
+	return RunUnitTest(ctx, db, &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars, Target: "test"}, ut)
 }

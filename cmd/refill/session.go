@@ -52,7 +52,7 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	}
 	d, schema := kind.dialect(t)
 	s := &session{app: a, project: p, dir: dir, target: t, info: kind.info,
-		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars}}
+		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: t.Name}}
 	if offline {
 		return s, nil
 	}
