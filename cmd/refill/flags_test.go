@@ -205,3 +205,23 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRangeEndsAtEnd: the plan header says where the default range
+// ends, and a model's end: bounds it however late the clock is.
+func TestDefaultRangeEndsAtEnd(t *testing.T) {
+	dir := shop(t, nil)
+	r := mustRefill(t, dir, "plan", "staging.orders", "--offline", "--now=2024-09-01", "--output", "json")
+	var plan struct {
+		Steps []struct{ Partition string } `json:"steps"`
+	}
+	if err := jsonUnmarshal(r.stdout, &plan); err != nil || len(plan.Steps) == 0 {
+		t.Fatalf("plan: %v\n%s", err, r.stdout)
+	}
+	if last := plan.Steps[len(plan.Steps)-1].Partition; last != "2024-04-30" {
+		t.Errorf("the default range of a model with end: 2024-04-30 ends at %s in September", last)
+	}
+	r = mustRefill(t, dir, "plan", "staging.orders", "--offline", "--now=2024-09-01")
+	if !strings.Contains(r.stdout, "range: each model's start through its last complete partition at 2024-09-01 00:00 UTC, or its end: if earlier") {
+		t.Errorf("the plan header does not say where the range ends:\n%s", r.stdout)
+	}
+}
