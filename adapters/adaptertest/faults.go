@@ -60,14 +60,11 @@ func Faults(t *testing.T, rec *recorder.Recorder, open Opener, check func(t *tes
 		done := false
 		t.Run(fmt.Sprintf("op%02d", n), func(t *testing.T) {
 			s := Schemas{Default: "rf_" + randomSuffix(), Ledger: "rf_ledger_" + randomSuffix(), Stage: "rf_stage_" + randomSuffix()}
-			f := &Fault{Harness: &Harness{t: t, A: open(t, s), S: s, Ctx: t.Context()}, N: n}
+			f := &Fault{Harness: &Harness{t: t, A: open(t, s), S: s, Ctx: t.Context(), runID: FaultRun}, N: n}
 			f.prepare()
 			rec.Reset()
 			rec.FailAt(n, ErrInjected)
-			f.Err = f.A.Publish(f.Ctx, f.Swaps)
-			if d, ok := f.A.(adapters.Deferrer); ok && f.Err == nil {
-				f.Err = d.Flush(f.Ctx)
-			}
+			f.Err = publish(f.Ctx, f.A, f.Swaps)
 			f.Log = rec.Entries()
 			rec.FailWhen(nil)
 			if n > len(f.Log) {
@@ -117,7 +114,7 @@ func (f *Fault) prepare() {
 	f.Seed("src2", Row{"2024-01-31", 20}, Row{"2024-01-31", 21}, Row{"2024-02-01", 30})
 	m := DayModel("m")
 	f.Target = f.Rel("t")
-	first := f.stage(m, f.Target, f.SelectFrom(f.Rel("src"), "2024-01-30", "2024-02-03"), Window("2024-01-30", "2024-02-03"))
+	first := f.Stage(m, f.Target, f.SelectFrom(f.Rel("src"), "2024-01-30", "2024-02-03"), Window("2024-01-30", "2024-02-03"))
 	var records []adapters.Record
 	for _, d := range []string{"2024-01-30", "2024-01-31", "2024-02-01", "2024-02-02"} {
 		records = append(records, Record("m", d, 1))
@@ -126,25 +123,13 @@ func (f *Fault) prepare() {
 	f.Before, f.LedgerBefore = f.Rows(f.Target), f.ledger()
 	f.Want = []Row{{"2024-01-30", 1}, {"2024-01-31", 20}, {"2024-01-31", 21}, {"2024-02-01", 30}, {"2024-02-02", 4}}
 
-	st := f.stage(m, f.Target, f.SelectFrom(f.Rel("src2"), "2024-01-31", "2024-02-02"), Window("2024-01-31", "2024-02-02"))
+	st := f.Stage(m, f.Target, f.SelectFrom(f.Rel("src2"), "2024-01-31", "2024-02-02"), Window("2024-01-31", "2024-02-02"))
 	f.Swaps = []adapters.Swap{{Stage: st, Records: []adapters.Record{Record("m", "2024-01-31", 2), Record("m", "2024-02-01", 1)}}}
 	if f.A.Info().MultiTable {
 		whole := &models.Model{Name: "w", Config: models.Config{Location: time.UTC}}
-		ws := f.stage(whole, f.Rel("w"), f.SelectFrom(f.Rel("src2"), "2024-01-01", "2024-03-01"), adapters.Window{})
+		ws := f.Stage(whole, f.Rel("w"), f.SelectFrom(f.Rel("src2"), "2024-01-01", "2024-03-01"), adapters.Window{})
 		f.Swaps = append(f.Swaps, adapters.Swap{Stage: ws, Records: []adapters.Record{Record("w", "all", 3)}})
 	}
-}
-
-// stage stages query, tagged with FaultRun so that a stage kept for its
-// records names a run (adapters.StageRun).
-func (f *Fault) stage(m *models.Model, target models.Relation, query string, w adapters.Window) *adapters.Stage {
-	f.t.Helper()
-	st, err := f.A.Stage(f.Ctx, adapters.StageRequest{Model: m, Target: target, Query: query, Window: w,
-		Tag: adapters.Tag{RunID: FaultRun, Model: m.Name, Step: "stage"}})
-	if err != nil {
-		f.t.Fatalf("Stage: %v", err)
-	}
-	return st
 }
 
 func (f *Fault) ledger() []adapters.Record {
@@ -219,11 +204,7 @@ func firstLine(s string) string {
 // succeed.
 func (f *Fault) retry() {
 	f.t.Helper()
-	err := f.A.Publish(f.Ctx, f.Swaps)
-	if d, ok := f.A.(adapters.Deferrer); ok && err == nil {
-		err = d.Flush(f.Ctx)
-	}
-	if err != nil {
+	if err := publish(f.Ctx, f.A, f.Swaps); err != nil {
 		f.t.Fatalf("publishing again after the failure: %v", err)
 	}
 }

@@ -167,10 +167,7 @@ func (sc *script) check(st *adapters.Stage) {
 
 func (sc *script) publish(swaps ...adapters.Swap) {
 	sc.t.Helper()
-	sc.must("Publish", sc.A.Publish(sc.Ctx, swaps))
-	if d, ok := sc.A.(adapters.Deferrer); ok {
-		sc.must("Flush", d.Flush(sc.Ctx))
-	}
+	sc.must("Publish", publish(sc.Ctx, sc.A, swaps))
 }
 
 func (sc *script) run() {

@@ -6,6 +6,7 @@
 package adaptertest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -82,6 +83,8 @@ type Harness struct {
 	A   adapters.Adapter
 	S   Schemas
 	Ctx context.Context
+	// runID tags the stages Stage makes; "test" when empty.
+	runID string
 }
 
 // D returns the adapter's dialect.
@@ -176,7 +179,7 @@ func (h *Harness) SelectFrom(src models.Relation, from, to string) string {
 func (h *Harness) Stage(m *models.Model, target models.Relation, query string, w adapters.Window) *adapters.Stage {
 	h.t.Helper()
 	st, err := h.A.Stage(h.Ctx, adapters.StageRequest{Model: m, Target: target, Query: query, Window: w,
-		Tag: adapters.Tag{RunID: "test", Model: m.Name, Partition: "p", Step: "stage"}})
+		Tag: adapters.Tag{RunID: cmp.Or(h.runID, "test"), Model: m.Name, Partition: "p", Step: "stage"}})
 	if err != nil {
 		h.t.Fatalf("Stage: %v\n%s", err, query)
 	}
@@ -187,16 +190,20 @@ func (h *Harness) Stage(m *models.Model, target models.Relation, query string, w
 // Publish publishes swaps and, on adapters that defer them, their records.
 func (h *Harness) Publish(swaps ...adapters.Swap) {
 	h.t.Helper()
-	if err := h.A.Publish(h.Ctx, swaps); err != nil {
+	if err := publish(h.Ctx, h.A, swaps); err != nil {
 		h.t.Fatalf("Publish: %v", err)
 	}
-	// An adapter that writes its records after the swaps has written them
-	// once Flush returns.
-	if d, ok := h.A.(adapters.Deferrer); ok {
-		if err := d.Flush(h.Ctx); err != nil {
-			h.t.Fatalf("Flush: %v", err)
-		}
+}
+
+// publish publishes swaps and, on an adapter that writes its records
+// after the swaps (adapters.Deferrer), writes them: once it returns, the
+// ledger holds them.
+func publish(ctx context.Context, a adapters.Adapter, swaps []adapters.Swap) error {
+	err := a.Publish(ctx, swaps)
+	if d, ok := a.(adapters.Deferrer); ok && err == nil {
+		err = d.Flush(ctx)
 	}
+	return err
 }
 
 // Record returns a done record of partition key of model m.

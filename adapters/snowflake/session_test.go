@@ -23,8 +23,8 @@ import (
 // hands them to database/sql: numbers as decimal strings, timestamps as
 // times, text as strings.
 func ledgerRows(cols []sqlkit.Column, values ...[]any) *recorder.Rows {
-	r := &recorder.Rows{}
-	for _, c := range cols {
+	described := make([]column, len(cols))
+	for i, c := range cols {
 		kind := "TEXT"
 		switch c.Type {
 		case models.TypeInt:
@@ -32,23 +32,20 @@ func ledgerRows(cols []sqlkit.Column, values ...[]any) *recorder.Rows {
 		case models.TypeTimestamp:
 			kind = "TIMESTAMP_NTZ"
 		}
-		r.Columns = append(r.Columns, recorder.Column{Name: strings.ToUpper(c.Name), Type: kind, Scaled: kind == "FIXED"})
+		described[i] = column{strings.ToUpper(c.Name), kind}
 	}
+	var out [][]driver.Value
 	for _, row := range values {
-		out := make([]driver.Value, len(row))
+		vals := make([]driver.Value, len(row))
 		for i, v := range row {
-			switch x := v.(type) {
-			case int:
-				out[i] = strconv.Itoa(x)
-			case time.Time:
-				out[i] = x
-			case string:
-				out[i] = x
+			if n, ok := v.(int); ok {
+				v = strconv.Itoa(n)
 			}
+			vals[i] = v
 		}
-		r.Values = append(r.Values, out)
+		out = append(out, vals)
 	}
-	return r
+	return rows(described, out...)
 }
 
 func schemasFor() adaptertest.Schemas {
