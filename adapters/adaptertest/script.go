@@ -377,18 +377,34 @@ func maskScript(s Schemas, d models.Dialect) func(string) string {
 	// StageName's unique part: the adapter's random suffix, then a
 	// sequence number (and a window tag).
 	unique := regexp.MustCompile(`(?i)(__[swv]_` + adapters.RunToken(scriptRun) + `_)[0-9a-f]{6}`)
-	// The tables a seed is loaded into before it replaces the old one.
-	seeds := regexp.MustCompile(`(?i)(__refill_seed_[0-9]+_|__seed_seed_)[0-9a-f]{6}`)
-	clock := regexp.MustCompile(`(?i)(__refill_seed_)[0-9]{10}`)
-	// Clocks in microseconds (ClickHouse's ledger row versions).
-	micros := regexp.MustCompile(`\b1[0-9]{15}\b`)
-	// Times the adapter takes from the clock rather than from its caller.
-	now := regexp.MustCompile(time.Now().UTC().Format("2006-01-02") + ` [0-9:.]+`)
 	return func(line string) string {
-		line = now.ReplaceAllString(line, "NOW")
-		line = unique.ReplaceAllString(names.Replace(line), "${1}XXXXXX")
-		line = seeds.ReplaceAllString(line, "${1}XXXXXX")
-		line = clock.ReplaceAllString(line, "${1}XXXXXXXXXX")
-		return micros.ReplaceAllString(line, "MICROS")
+		return MaskVolatile(unique.ReplaceAllString(names.Replace(line), "${1}XXXXXX"))
 	}
+}
+
+var (
+	// The tables a seed is loaded into before it replaces the old one:
+	// ClickHouse's <table>__refill_seed_<unix time>_<unique><seq> and
+	// Snowflake's stage <...>__SEED_SEED_<unique>.
+	seedTableRE = regexp.MustCompile(`(?i)(__refill_seed_)[0-9]{10}_[0-9a-f]{6}|(__seed_seed_)[0-9a-f]{6}`)
+	// Clocks in microseconds (ClickHouse's ledger row versions).
+	microsRE = regexp.MustCompile(`\b1[0-9]{15}\b`)
+	// A date with a time, which MaskVolatile masks when it is today's.
+	timeRE = regexp.MustCompile(`\b([0-9]{4}-[0-9]{2}-[0-9]{2})[ T][0-9:.]+`)
+)
+
+// MaskVolatile masks, in a line of a statement log, what the clock and
+// chance put there rather than the caller: times of today (as NOW), clocks
+// in microseconds (as MICROS), and the unique parts of the tables seeds
+// are loaded into.
+func MaskVolatile(line string) string {
+	today := time.Now().UTC().Format("2006-01-02")
+	line = timeRE.ReplaceAllStringFunc(line, func(t string) string {
+		if strings.HasPrefix(t, today) {
+			return "NOW"
+		}
+		return t
+	})
+	line = seedTableRE.ReplaceAllString(line, "${1}${2}XXXXXX")
+	return microsRE.ReplaceAllString(line, "MICROS")
 }

@@ -59,14 +59,14 @@ CREATE TABLE IF NOT EXISTS `refill`.`versions` (
 -- load a seed
 CREATE DATABASE IF NOT EXISTS `shop`;
 SELECT DISTINCT table FROM system.columns WHERE database = 'shop' AND startsWith(table, 'events__refill_') ORDER BY table;
-CREATE TABLE `shop`.`events__refill_seed_XXXXXXXXXX_XXXXXX9` (`d` Date, `ts` DateTime('UTC'), `region` String, `v` Int64) ENGINE = MergeTree() ORDER BY tuple();
-INSERT INTO `shop`.`events__refill_seed_XXXXXXXXXX_XXXXXX9` (`d`, `ts`, `region`, `v`)
+CREATE TABLE `shop`.`events__refill_seed_XXXXXX9` (`d` Date, `ts` DateTime('UTC'), `region` String, `v` Int64) ENGINE = MergeTree() ORDER BY tuple();
+INSERT INTO `shop`.`events__refill_seed_XXXXXX9` (`d`, `ts`, `region`, `v`)
 SELECT toDate('2024-01-02') AS `d`, toDateTime('2024-01-02 03:00:00', 'UTC') AS `ts`, 'eu' AS `region`, toInt64(1) AS `v`
 UNION ALL SELECT toDate('2024-01-03'), toDateTime('2024-01-03 04:00:00', 'UTC'), 'us', toInt64(2)
 UNION ALL SELECT toDate('2024-01-04'), toDateTime('2024-01-04 04:00:00', 'UTC'), 'it\'s', toInt64(3);
 EXISTS TABLE `shop`.`events`;
 SELECT engine FROM system.databases WHERE name = 'shop';
-RENAME TABLE `shop`.`events__refill_seed_XXXXXXXXXX_XXXXXX9` TO `shop`.`events`;
+RENAME TABLE `shop`.`events__refill_seed_XXXXXX9` TO `shop`.`events`;
 
 -- take the lease of a table
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE `table_name` = 'shop.daily';
