@@ -15,26 +15,15 @@ import (
 // cannot tell.) The upstream rows come from this run's counts, or else
 // from the ledger the plan read; sources, which refill does not count,
 // give no signal.
-func (e *execution) warnEmpty(s *Summary) {
+func (e *execution) warnEmpty() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	byName := map[string]bool{}
-	for _, m := range e.plan.Models {
-		byName[m.Name] = true
-	}
 	var warnings []string
-	for _, res := range s.Partitions {
-		if res.Status != Succeeded || res.Rows != 0 {
+	for _, n := range e.nodes {
+		if n.result.Status != Succeeded || n.result.Rows != 0 {
 			continue
 		}
-		m, err := e.r.Project.Model(res.Model)
-		if err != nil {
-			continue
-		}
-		p, err := m.Partition(res.Partition)
-		if err != nil {
-			continue
-		}
+		m, p := n.step.Model, n.step.Partition
 		for _, up := range m.Upstream {
 			if up == m {
 				continue // its own past

@@ -163,7 +163,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		e.summary.Unrecorded = d.Flush(context.WithoutCancel(ctx))
 	}
 	s := e.finish()
-	e.warnEmpty(s)
+	e.warnEmpty()
 	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 		e.summary.LostLease = cause
 	}
