@@ -225,10 +225,18 @@ func (f *Fault) WantUnchanged() {
 // group maps to one key) is entirely old or entirely new.
 func (f *Fault) WantEachPartition(group func(day string) string) {
 	f.t.Helper()
+	f.WantEachGroup(func(r Row) string { return group(r.D) })
+}
+
+// WantEachGroup asserts that each group of Target's rows (the rows group
+// maps to one key, such as a partition of one shard) is entirely old or
+// entirely new.
+func (f *Fault) WantEachGroup(group func(Row) string) {
+	f.t.Helper()
 	by := func(rows []Row) map[string]string {
 		m := map[string]string{}
 		for _, r := range rows {
-			m[group(r.D)] += fmt.Sprint(r, " ")
+			m[group(r)] += fmt.Sprint(r, " ")
 		}
 		return m
 	}

@@ -45,6 +45,18 @@ type Config struct {
 	// written with others' (default one second); the end of a run writes
 	// them in any case.
 	FlushAfter time.Duration
+	// Cluster, when set, names the cluster (in the server's remote_servers)
+	// on which refill creates replicated tables and its ledger, ON CLUSTER;
+	// the DSN's server must be one of its nodes (see cluster.go).
+	Cluster string
+	// Layout is how a cluster's tables are laid out: LayoutReplicated (the
+	// default: every node holds every row) or LayoutSharded (a Distributed
+	// table over a replicated table per shard).
+	Layout string
+	// ShardingKey is the sharding key of the Distributed tables refill
+	// creates under the sharded layout, unless a model's clickhouse: block
+	// sets sharding_key (default DefaultShardingKey).
+	ShardingKey string
 }
 
 // Adapter is a connection pool to one ClickHouse server.
@@ -73,6 +85,12 @@ type Adapter struct {
 	seq     atomic.Int64
 	version atomic.Uint64 // the last ledger version written
 	suffix  string        // unique per adapter: stage names and query ids
+
+	// cluster is Config.Cluster's nodes; nil on one server.
+	cluster *cluster
+	// addr is the address of the node an adapter of a cluster's node
+	// serves (cluster.go); "" otherwise.
+	addr string
 }
 
 var (
@@ -107,6 +125,10 @@ type Server struct {
 	// numbers, so Stage refuses there windows whose literal type differs
 	// from the partition column's.
 	DateTimeCompare bool
+	// stringSettings is true when the protocol sends settings as text
+	// (servers since 19.11), so a query may set one whose value is a
+	// string; to older servers clickhouse-go sends numbers only.
+	stringSettings bool
 	// zone is the server's time zone (of DateTime columns without one),
 	// or nil if this machine does not know it.
 	zone *time.Location
@@ -131,11 +153,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.StageSchema == "" {
 		cfg.StageSchema = models.DefaultStageSchema
 	}
-	b := make([]byte, 3)
-	rand.Read(b)
-	a := &Adapter{db: openDB(opts, cfg.Connector), cfg: cfg, suffix: hex.EncodeToString(b),
-		tables: map[string]*tableInfo{}, described: map[string][]column{}}
-	a.deferred.stages, a.deferred.gen = map[string]*held{}, 1
+	a := newAdapter(openDB(opts, cfg.Connector), cfg)
 	res, err := a.query(ctx, adapters.Tag{Step: "open"}, "SELECT version(), "+
 		"(SELECT count() FROM system.settings WHERE name = 'log_comment'), "+
 		"toDateTime('2024-01-02 05:00:00', 'UTC') < toDate('2024-01-03'), "+
@@ -151,11 +169,27 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if major, err := strconv.Atoi(strings.Split(a.server.Version, ".")[0]); err == nil && major < 19 {
 		a.server.nullableStringKeyCrash = true
 	}
+	a.server.stringSettings = versionAtLeast(a.server.Version, 19, 11)
 	a.server.LogComment = adapters.Int(row[1]) > 0 && !a.server.ReadOnly
 	if zone, err := time.LoadLocation(fmt.Sprint(row[5])); err == nil {
 		a.server.zone = zone
 	}
+	if cfg.Cluster != "" {
+		if err := a.openCluster(ctx, opts); err != nil {
+			a.Close()
+			return nil, fmt.Errorf("ClickHouse at %s, cluster %s: %w", strings.Join(opts.Addr, ","), cfg.Cluster, err)
+		}
+	}
 	return a, nil
+}
+
+// newAdapter returns an adapter on db, before it knows the server.
+func newAdapter(db *sql.DB, cfg Config) *Adapter {
+	b := make([]byte, 3)
+	rand.Read(b)
+	a := &Adapter{db: db, cfg: cfg, suffix: hex.EncodeToString(b), tables: map[string]*tableInfo{}, described: map[string][]column{}}
+	a.deferred.stages, a.deferred.gen = map[string]*held{}, 1
+	return a
 }
 
 // ParseDSN parses a native-protocol DSN. Its errors never contain the DSN.
@@ -180,8 +214,14 @@ func ParseDSN(dsn string) (*clickhouse.Options, error) {
 // Dialect returns ClickHouse's dialect.
 func (a *Adapter) Dialect() models.Dialect { return a.d }
 
-// Info describes ClickHouse's guarantees.
-func (a *Adapter) Info() adapters.Info { return Capabilities() }
+// Info describes ClickHouse's guarantees, on the cluster if there is one.
+func (a *Adapter) Info() adapters.Info {
+	info := Capabilities()
+	if a.cluster != nil {
+		info.Guarantee = clusterGuarantee(a.cluster)
+	}
+	return info
+}
 
 // Capabilities describes what the adapter guarantees, without a connection.
 func Capabilities() adapters.Info {
@@ -206,8 +246,13 @@ func (a *Adapter) DB() *sql.DB { return a.db }
 // runner flushes before it ends; this is for other callers) and closes
 // the connections.
 func (a *Adapter) Close() error {
-	ferr := a.Flush(context.Background())
-	return errors.Join(ferr, a.db.Close())
+	errs := []error{a.Flush(context.Background()), a.db.Close()}
+	if a.cluster != nil {
+		for _, n := range a.cluster.nodes() {
+			errs = append(errs, n.db.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // lock returns the swap mutex of target.
@@ -239,7 +284,18 @@ func (a *Adapter) ensureDatabase(ctx context.Context, tag adapters.Tag, database
 	if a.databases[database] {
 		return nil
 	}
-	if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)); err != nil {
+	if a.cluster != nil && database != a.cfg.StageSchema {
+		// Every node's tables: ON CLUSTER, which waits for every node, so
+		// not when there is nothing to do. (Stages live on one node; each
+		// node makes its stage database for a shard's part itself.)
+		if ok, err := a.databaseExists(ctx, tag, database); err != nil {
+			return err
+		} else if !ok {
+			if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+a.onCluster()); err != nil {
+				return err
+			}
+		}
+	} else if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)); err != nil {
 		return err
 	}
 	if a.databases == nil {
@@ -320,10 +376,35 @@ func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write 
 	if a.server.LogComment {
 		settings["log_comment"] = tag.JSON(0)
 	}
+	if a.cluster != nil {
+		// A query joining two Distributed tables reads the right one
+		// whole on the coordinator (GLOBAL JOIN, GLOBAL IN) instead of
+		// failing; no replica that lags is read.
+		if a.server.stringSettings {
+			settings["distributed_product_mode"] = "global"
+		}
+		settings["fallback_to_stale_replicas_for_distributed_queries"] = 0
+		if write {
+			// Every block counts, even one equal to an earlier one.
+			settings["insert_deduplicate"] = 0
+		}
+	}
+	if extra, ok := ctx.Value(settingsKey{}).(clickhouse.Settings); ok {
+		for k, v := range extra {
+			settings[k] = v
+		}
+	}
 	if len(settings) > 0 {
 		opts = append(opts, clickhouse.WithSettings(settings))
 	}
 	return clickhouse.Context(ctx, opts...)
+}
+
+type settingsKey struct{}
+
+// withSettings returns ctx with settings for the statements run with it.
+func withSettings(ctx context.Context, settings clickhouse.Settings) context.Context {
+	return context.WithValue(ctx, settingsKey{}, settings)
 }
 
 // withConn runs fn on a connection of its own and discards the connection

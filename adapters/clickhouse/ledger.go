@@ -43,8 +43,16 @@ func (a *Adapter) ledgerTable(name string) models.Relation {
 }
 
 // LedgerStatements renders the DDL that creates the ledger in database.
-func LedgerStatements(d Dialect, database string) []string {
-	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + d.QuoteIdent(database)}
+func LedgerStatements(d Dialect, database string) []string { return ledgerStatements(d, database, "") }
+
+// ledgerStatements renders the DDL of the ledger, on cluster when it is
+// not "": ON CLUSTER, each table replicated on every node.
+func ledgerStatements(d Dialect, database, cluster string) []string {
+	on := ""
+	if cluster != "" {
+		on = " ON CLUSTER " + d.QuoteIdent(cluster)
+	}
+	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + d.QuoteIdent(database) + on}
 	for _, table := range []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable} {
 		var defs []string
 		for _, c := range ledgerColumns(table) {
@@ -59,9 +67,13 @@ func LedgerStatements(d Dialect, database string) []string {
 		for i, k := range ledgerKeys[table] {
 			keys[i] = d.QuoteIdent(k)
 		}
-		stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n) ENGINE = ReplacingMergeTree(%s) ORDER BY (%s)",
-			models.Relation{Schema: database, Name: table}.Quote(d), strings.Join(defs, ",\n  "),
-			d.QuoteIdent(VersionColumn), strings.Join(keys, ", ")))
+		rel := models.Relation{Schema: database, Name: table}
+		engine := "ReplacingMergeTree(" + d.QuoteIdent(VersionColumn) + ")"
+		if cluster != "" {
+			engine = fmt.Sprintf("ReplicatedReplacingMergeTree(%s, '{replica}', %s)", d.QuoteString(zkPath(false, rel, "")), d.QuoteIdent(VersionColumn))
+		}
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s%s (\n  %s\n) ENGINE = %s ORDER BY (%s)",
+			rel.Quote(d), on, strings.Join(defs, ",\n  "), engine, strings.Join(keys, ", ")))
 	}
 	return stmts
 }
@@ -170,9 +182,32 @@ func (a *Adapter) nextVersion() uint64 {
 	}
 }
 
-// SetupLedger creates the ledger database and tables if missing.
+// SetupLedger creates the ledger database and tables if missing. On a
+// cluster they are replicated on every node, and created ON CLUSTER
+// (which waits for every node) only when the coordinator lacks one.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	return a.execAll(ctx, adapters.Tag{Step: "ledger"}, LedgerStatements(a.d, a.cfg.LedgerSchema))
+	tag := adapters.Tag{Step: "ledger"}
+	if a.cluster == nil {
+		return a.execAll(ctx, tag, LedgerStatements(a.d, a.cfg.LedgerSchema))
+	}
+	res, err := a.query(ctx, tag, "SELECT count(DISTINCT table) FROM system.columns WHERE database = "+a.d.QuoteString(a.cfg.LedgerSchema)+
+		" AND table IN ('"+strings.Join([]string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}, "', '")+"')")
+	if err != nil || adapters.Int(res.Rows[0][0]) == 4 {
+		return err
+	}
+	return a.execAll(ctx, tag, ledgerStatements(a.d, a.cfg.LedgerSchema, a.cluster.name))
+}
+
+// readLedger runs query, which reads ledger table table. On a cluster the
+// coordinator's replica of the table first applies everything other nodes
+// wrote to it (SYSTEM SYNC REPLICA), so every run reads the same ledger.
+func (a *Adapter) readLedger(ctx context.Context, tag adapters.Tag, table, query string) (*adapters.Result, error) {
+	if a.cluster != nil {
+		if err := a.syncReplica(ctx, tag, a.ledgerTable(table)); err != nil {
+			return nil, err
+		}
+	}
+	return a.query(ctx, tag, query)
 }
 
 // ledgerExists reports whether the ledger's table exists, without
@@ -197,8 +232,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 		return nil, err
 	}
 	list, _ := models.Literal(a.d, names)
-	res, err := a.query(ctx, adapters.Tag{Step: "ledger"},
-		a.latest(sqlkit.PartitionsTable, "`model` IN "+list)+" ORDER BY `model`, `window_start`, `partition_key`")
+	res, err := a.readLedger(ctx, adapters.Tag{Step: "ledger"}, sqlkit.PartitionsTable, a.latest(sqlkit.PartitionsTable, "`model` IN "+list)+" ORDER BY `model`, `window_start`, `partition_key`")
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +266,7 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 	} else if !ok {
 		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
 	}
-	res, err := a.query(ctx, adapters.Tag{RunID: id, Step: "ledger"}, a.latest(sqlkit.RunsTable, "`run_id` = "+a.d.QuoteString(id)))
+	res, err := a.readLedger(ctx, adapters.Tag{RunID: id, Step: "ledger"}, sqlkit.RunsTable, a.latest(sqlkit.RunsTable, "`run_id` = "+a.d.QuoteString(id)))
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +279,7 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 // leases returns the latest rows of the leases matching where (key
 // columns only) that are live at now.
 func (a *Adapter) leases(ctx context.Context, tag adapters.Tag, where string, now time.Time) ([]adapters.Lease, error) {
-	res, err := a.query(ctx, tag, a.latest(sqlkit.LeasesTable, where))
+	res, err := a.readLedger(ctx, tag, sqlkit.LeasesTable, a.latest(sqlkit.LeasesTable, where))
 	if err != nil {
 		return nil, err
 	}
@@ -352,8 +386,7 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 	if ok, err := a.ledgerExists(ctx, sqlkit.RunsTable); err != nil || !ok {
 		return nil, err
 	}
-	res, err := a.query(ctx, adapters.Tag{Step: "ledger"},
-		a.latest(sqlkit.RunsTable, "1 = 1")+fmt.Sprintf(" ORDER BY `started_at` DESC, `run_id` DESC LIMIT %d", limit))
+	res, err := a.readLedger(ctx, adapters.Tag{Step: "ledger"}, sqlkit.RunsTable, a.latest(sqlkit.RunsTable, "1 = 1")+fmt.Sprintf(" ORDER BY `started_at` DESC, `run_id` DESC LIMIT %d", limit))
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +435,7 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 		return nil, err
 	}
 	list, _ := models.Literal(a.d, names)
-	res, err := a.query(ctx, adapters.Tag{Step: "ledger"}, a.latest(sqlkit.VersionsTable, "`model` IN "+list)+" ORDER BY `model`, `created_at`")
+	res, err := a.readLedger(ctx, adapters.Tag{Step: "ledger"}, sqlkit.VersionsTable, a.latest(sqlkit.VersionsTable, "`model` IN "+list)+" ORDER BY `model`, `created_at`")
 	if err != nil {
 		return nil, err
 	}

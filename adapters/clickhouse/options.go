@@ -17,15 +17,18 @@ var _ models.BlockFunc = CheckBlock
 // has none) into the table options it sets; those it leaves out are "",
 // for ModelTableOptions to default. Its errors name the offending line.
 func ParseBlock(o *models.Options) (TableOptions, error) {
-	s, err := o.Strings("engine", "order_by", "partition_by", "settings")
-	return TableOptions{Engine: s["engine"], OrderBy: s["order_by"], PartitionBy: s["partition_by"], Settings: s["settings"]}, err
+	s, err := o.Strings("engine", "order_by", "partition_by", "settings", "sharding_key")
+	return TableOptions{Engine: s["engine"], OrderBy: s["order_by"], PartitionBy: s["partition_by"], Settings: s["settings"],
+		ShardingKey: s["sharding_key"]}, err
 }
 
 // CheckBlock is the models.BlockFunc of the clickhouse: block. Every
-// setting shapes the table refill creates, so all are in the model's
-// version.
+// setting but sharding_key shapes the table refill creates, so they are in
+// the model's version; sharding_key says only on which shard a row lives
+// (and applies when refill creates the table).
 func CheckBlock(o *models.Options) (version string, err error) {
 	t, err := ParseBlock(o)
+	t.ShardingKey = ""
 	if t == (TableOptions{}) {
 		return "", err
 	}

@@ -58,10 +58,14 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	mu := a.lock(target)
 	mu.Lock()
 	defer mu.Unlock()
+	swap := a.swap
+	if a.sharded() {
+		swap = a.swapSharded
+	}
 	for _, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
-		if err := a.swap(ctx, tag, sw.Stage, sw.Change); err != nil {
+		if err := swap(ctx, tag, sw.Stage, sw.Change); err != nil {
 			if errors.Is(err, adapters.ErrMaybePublished) {
 				a.hold(sw.Stage) // evidence for the next run, should the runner fail to record it
 			}
@@ -94,8 +98,11 @@ func (a *Adapter) resolve(r models.Relation) models.Relation {
 type SwapPlan struct {
 	Target, Stage models.Relation
 	// Work is the swap table; zero to replace straight from the stage.
-	Work   models.Relation
-	Window adapters.Window
+	Work models.Relation
+	// WorkEngine, when set, is the swap table's engine clause; otherwise
+	// it is created AS the stage.
+	WorkEngine string
+	Window     adapters.Window
 	// Staged are the IDs of the partitions the stage holds; Touched those
 	// the swap replaces or drops (Staged plus the target's partitions
 	// with rows in the window), sorted.
@@ -122,7 +129,11 @@ func PartitionsSQL(d Dialect, table models.Relation) string {
 // lie outside the window.
 func WorkStatements(d Dialect, p SwapPlan) []string {
 	work, stage := p.Work.Quote(d), p.Stage.Quote(d)
-	stmts := []string{fmt.Sprintf("CREATE TABLE %s AS %s", work, stage)}
+	create := fmt.Sprintf("CREATE TABLE %s AS %s", work, stage)
+	if p.WorkEngine != "" {
+		create += " " + p.WorkEngine
+	}
+	stmts := []string{create}
 	if len(p.Staged) > 0 {
 		clauses := make([]string, len(p.Staged))
 		for i, id := range p.Staged {
@@ -153,6 +164,29 @@ func SwapSQL(d Dialect, target, source models.Relation, have, touched []string) 
 	return fmt.Sprintf("ALTER TABLE %s %s", target.Quote(d), strings.Join(clauses, ", "))
 }
 
+// SplitSwapSQL renders SwapSQL's clauses as two ALTERs: the REPLACEs,
+// then the DROPs (each omitted when it has no clauses).
+func SplitSwapSQL(d Dialect, target, source models.Relation, have, touched []string) []string {
+	var out []string
+	if len(have) > 0 {
+		out = append(out, SwapSQL(d, target, source, have, have))
+	}
+	in := map[string]bool{}
+	for _, id := range have {
+		in[id] = true
+	}
+	var drop []string
+	for _, id := range touched {
+		if !in[id] {
+			drop = append(drop, id)
+		}
+	}
+	if len(drop) > 0 {
+		out = append(out, SwapSQL(d, target, source, nil, drop))
+	}
+	return out
+}
+
 func idList(d Dialect, ids []string) string {
 	q := make([]string, len(ids))
 	for i, id := range ids {
@@ -163,12 +197,31 @@ func idList(d Dialect, ids []string) string {
 
 // swap publishes one stage (see the comment at the top of this file).
 func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange) (err error) {
-	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window}
+	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window, WorkEngine: stateOf(st).workEngine}
 	target, err := a.table(ctx, tag, p.Target)
 	if err != nil {
 		return err
 	}
-	if target == nil {
+	switch {
+	case target == nil && a.addr != "":
+		return fmt.Errorf("%s does not exist on %s", p.Target, a.addr)
+	case target == nil && a.cluster != nil:
+		stage, err := a.readTable(ctx, tag, p.Stage)
+		if err == nil && stage == nil {
+			err = fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", p.Stage)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := a.createOnCluster(ctx, tag, p.Target, columnDefs(a.d, stage.Columns), stage.EngineClause, "", false); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil { // leave no target behind, as before the swap
+				a.dropOnCluster(ctx, tag, p.Target)
+			}
+		}()
+	case target == nil:
 		if err := a.ensureDatabase(ctx, tag, p.Target.Schema); err != nil {
 			return err
 		}
@@ -182,9 +235,11 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 				a.drop(ctx, tag, p.Target)
 			}
 		}()
-	} else if err := target.swappable(p.Target); err != nil {
-		return err
-	} else if change != nil && !change.Empty() {
+	}
+	if target != nil {
+		if err := a.swappable(target, p.Target); err != nil {
+			return err
+		}
 		if err := a.alter(ctx, tag, p.Target, change); err != nil {
 			return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, p.Target, err)
 		}
@@ -234,9 +289,21 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		}
 		source = p.Work
 	}
-	if err := a.exec(ctx, tag, SwapSQL(a.d, p.Target, source, have, p.Touched)); err != nil {
+	swap := []string{SwapSQL(a.d, p.Target, source, have, p.Touched)}
+	if a.cluster != nil || a.addr != "" {
+		// A replica that is not its table's leader sends an ALTER with a
+		// DROP PARTITION to the leader, which lacks the source of the
+		// REPLACE clauses: the drops go in an ALTER of their own.
+		swap = SplitSwapSQL(a.d, p.Target, source, have, p.Touched)
+	}
+	if err := a.execAll(ctx, tag, swap); err != nil {
 		// The ALTER replaces partitions one by one: some may be swapped.
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
+	}
+	if a.cluster != nil {
+		if err := syncOthers(ctx, tag, a.cluster.nodes(), a.cluster.self, p.Target); err != nil {
+			return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
+		}
 	}
 	return nil
 }
@@ -289,6 +356,10 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 		return nil
 	}
 	target = a.resolve(target)
+	if a.cluster != nil {
+		return fmt.Errorf("rebuilding %s on cluster %s: %w yet (drop the table ON CLUSTER, and for the sharded layout its %s table, and run again to recreate it)",
+			target, a.cluster.name, adapters.ErrNotSupported, LocalSuffix)
+	}
 	mu := a.lock(target)
 	mu.Lock()
 	defer mu.Unlock()

@@ -60,6 +60,17 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 		return err
 	}
 	defer a.forget(table)
+	if a.cluster != nil {
+		defs := make([]column, len(columns))
+		for i, c := range columns {
+			defs[i] = column{Name: c.Name, Type: c.Type}
+		}
+		if a.sharded() && opts.ShardingKey == "" {
+			opts.ShardingKey = a.cluster.key
+		}
+		_, err := a.createOnCluster(ctx, tag, table, columnDefs(a.d, defs), opts.Clauses(), opts.ShardingKey, true)
+		return err
+	}
 	return a.exec(ctx, tag, CreateTableSQL(a.d, table, columns, opts))
 }
 

@@ -45,35 +45,55 @@ func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.
 	id := fmt.Sprintf("%d_%s%d", time.Now().Unix(), a.suffix, a.seq.Add(1))
 	tmp := models.Relation{Schema: table.Schema, Name: table.Name + "__refill_seed_" + id}
 	old := models.Relation{Schema: table.Schema, Name: table.Name + "__refill_old_" + id}
-	if err := a.execAll(ctx, tag, SeedStatements(a.d, seed, tmp)); err != nil {
-		a.drop(ctx, tag, tmp)
+	stmts := SeedStatements(a.d, seed, tmp)
+	if a.cluster != nil {
+		// On every node, replicated: a seed is small, and every node's
+		// queries may join it.
+		engine, err := replicated(a.d, "ENGINE = MergeTree() ORDER BY tuple()", zkPath(false, tmp, ""))
+		if err != nil {
+			return err
+		}
+		create := strings.Replace(stmts[0], "CREATE TABLE "+tmp.Quote(a.d), "CREATE TABLE "+tmp.Quote(a.d)+a.onCluster(), 1)
+		stmts[0] = strings.Replace(create, "ENGINE = MergeTree() ORDER BY tuple()", engine, 1)
+	}
+	if err := a.execAll(ctx, tag, stmts); err != nil {
+		a.dropShared(ctx, tag, tmp)
 		return err
+	}
+	if a.cluster != nil {
+		if err := syncOthers(ctx, tag, a.cluster.nodes(), a.cluster.self, tmp); err != nil {
+			a.dropShared(ctx, tag, tmp)
+			return err
+		}
 	}
 	existing, err := a.readTable(ctx, tag, table)
 	if err != nil {
-		a.drop(ctx, tag, tmp)
+		a.dropShared(ctx, tag, tmp)
 		return err
 	}
 	res, err := a.query(ctx, tag, "SELECT engine FROM system.databases WHERE name = "+a.d.QuoteString(table.Schema))
 	if err != nil {
-		a.drop(ctx, tag, tmp)
+		a.dropShared(ctx, tag, tmp)
 		return err
 	}
 	atomicDB := len(res.Rows) == 1 && res.Rows[0][0] == "Atomic"
 	swap, leftover := SeedSwapStatements(a.d, table, tmp, old, existing != nil, atomicDB)
+	for i := range swap {
+		swap[i] += a.onCluster()
+	}
 	if err := a.execAll(ctx, tag, swap); err != nil {
 		// A RENAME of two tables is two steps on an Ordinary database: if
 		// only the first happened, put the old table back.
 		if existing != nil && !atomicDB {
 			if now, _ := a.readTable(ctx, tag, table); now == nil {
-				a.exec(context.WithoutCancel(ctx), tag, fmt.Sprintf("RENAME TABLE %s TO %s", old.Quote(a.d), table.Quote(a.d)))
+				a.exec(context.WithoutCancel(ctx), tag, fmt.Sprintf("RENAME TABLE %s TO %s%s", old.Quote(a.d), table.Quote(a.d), a.onCluster()))
 			}
 		}
-		a.drop(ctx, tag, tmp)
+		a.dropShared(ctx, tag, tmp)
 		return err
 	}
 	if leftover != (models.Relation{}) {
-		a.drop(ctx, tag, leftover)
+		a.dropShared(ctx, tag, leftover)
 	}
 	return nil
 }
@@ -91,7 +111,7 @@ func (a *Adapter) cleanSeedLeftovers(ctx context.Context, tag adapters.Tag, tabl
 		_, rest, _ = strings.Cut(rest, "_") // seed_ or old_
 		stamp, _, _ := strings.Cut(rest, "_")
 		if t, err := strconv.ParseInt(stamp, 10, 64); err == nil && time.Since(time.Unix(t, 0)) > time.Hour {
-			a.drop(ctx, tag, models.Relation{Schema: table.Schema, Name: name})
+			a.dropShared(ctx, tag, models.Relation{Schema: table.Schema, Name: name})
 		}
 	}
 }

@@ -16,6 +16,9 @@ type TableOptions struct {
 	PartitionBy string // empty: no PARTITION BY (one partition, "all")
 	OrderBy     string
 	Settings    string // appended as SETTINGS ...
+	// ShardingKey is the sharding key of the Distributed table over the
+	// table, on a sharded cluster; not part of Clauses.
+	ShardingKey string
 }
 
 // ModelTableOptions returns the table options of m (its clickhouse:
@@ -159,6 +162,14 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	if req.Rebuild {
 		target = nil // a stage of the new table: the query's columns
 	}
+	// The table whose structure the stage copies: the target, or on a
+	// sharded cluster the local table under it.
+	structure := req.Target
+	if target != nil && a.sharded() {
+		if structure, target, _, err = a.localOf(ctx, tag, req.Target, target); err != nil {
+			return nil, err
+		}
+	}
 	cols, err := a.describe(ctx, tag, req.Query)
 	if err != nil {
 		return nil, err
@@ -190,7 +201,7 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		stmts = []string{CreateStageSQL(a.d, rel, opts, req.Query)}
 	} else {
 		state.key = target.PartitionKey
-		if err := target.swappable(req.Target); err != nil {
+		if err := a.swappable(target, structure); err != nil {
 			return nil, err
 		}
 		final := changed(target.Columns, req.Change)
@@ -200,10 +211,16 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		}
 		// The stage copies the target's structure, changed as the target
 		// will be at the swap: REPLACE PARTITION needs the same columns.
+		// A stage is never replicated: created AS a replicated table, it
+		// would claim the table's ZooKeeper path.
+		engine := unreplicated(target.EngineClause)
 		if req.Change.Empty() && target.plain() && len(names) == len(final) && target.EngineClause != "" {
-			stmts = []string{CreateStageLikeSQL(a.d, rel, target.EngineClause, tableColumns(final), req.Query)}
+			stmts = []string{CreateStageLikeSQL(a.d, rel, engine, tableColumns(final), req.Query)}
 		} else {
-			into := StageIntoStatements(a.d, rel, req.Target, names, req.Query)
+			into := StageIntoStatements(a.d, rel, structure, names, req.Query)
+			if engine != target.EngineClause {
+				into[0] += " " + engine
+			}
 			stmts = append(append(into[:1:1], AlterStatements(a.d, rel, tableColumns(target.Columns), req.Change)...), into[1:]...)
 		}
 		cols = final
@@ -327,6 +344,7 @@ func (a *Adapter) checkWindowType(req adapters.StageRequest, cols []column) erro
 type column struct {
 	Name, Type  string
 	DefaultKind string // "", DEFAULT, MATERIALIZED or ALIAS
+	Default     string // its expression
 }
 
 // tableInfo is what the server says about a table.
@@ -358,13 +376,18 @@ func (t *tableInfo) plain() bool {
 	return true
 }
 
-// swappable reports whether refill can swap partitions of t.
-func (t *tableInfo) swappable(r models.Relation) error {
+// swappable reports whether refill can swap partitions of t, table r:
+// MergeTree tables, replicated ones only on a cluster (where refill waits
+// for the other replicas), and on a cluster replicated ones only.
+func (a *Adapter) swappable(t *tableInfo, r models.Relation) error {
+	replicated := strings.HasPrefix(t.Engine, "Replicated")
 	switch {
-	case strings.HasPrefix(t.Engine, "Replicated"):
-		return fmt.Errorf("%s is a %s table: refill does not swap replicated tables yet (a stage created AS it would share its ZooKeeper path)", r, t.Engine)
 	case !strings.HasSuffix(t.Engine, "MergeTree"):
 		return fmt.Errorf("%s is a %s table: refill swaps partitions of MergeTree tables only", r, t.Engine)
+	case replicated && a.cluster == nil && a.addr == "":
+		return fmt.Errorf("%s is a %s table: set cluster: in the target to swap replicated tables (refill then creates its tables ON CLUSTER and waits for the other replicas)", r, t.Engine)
+	case !replicated && a.cluster != nil:
+		return fmt.Errorf("%s is a %s table, not replicated: on cluster %s refill swaps replicated tables only, which every replica sees", r, t.Engine, a.cluster.name)
 	}
 	return nil
 }
@@ -417,7 +440,8 @@ func (a *Adapter) readTable(ctx context.Context, tag adapters.Tag, r models.Rela
 		return nil, err
 	}
 	for _, row := range res.Rows {
-		t.Columns = append(t.Columns, column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1]), DefaultKind: fmt.Sprint(row[2])})
+		t.Columns = append(t.Columns, column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1]), DefaultKind: fmt.Sprint(row[2]),
+			Default: fmt.Sprint(row[3])})
 	}
 	return t, nil
 }
@@ -526,8 +550,12 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 	return a.exec(ctx, tag, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
 }
 
-// CleanStages drops the stages and swap tables of runs dead reports.
+// CleanStages drops the stages and swap tables of runs dead reports, on
+// a cluster from every node that answers.
 func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
+	if a.cluster != nil {
+		return a.cleanNodes(func(n *Adapter) error { return n.CleanStages(ctx, dead) })
+	}
 	tag := adapters.Tag{Step: "clean"}
 	names, err := a.tablesWithPrefix(ctx, tag, a.cfg.StageSchema, "")
 	if err != nil {

@@ -23,6 +23,10 @@ type stageState struct {
 	// partitions the verification read. Not whether they hold rows outside
 	// the window: other swaps add those, unless the layout is aligned.
 	parts *stageParts
+	// workEngine, when set, is the engine clause of the stage's swap
+	// tables: a shard's part of a stage is replicated, and a table
+	// created AS it would claim its ZooKeeper path.
+	workEngine string
 }
 
 type stageParts struct {
@@ -61,6 +65,9 @@ func (a *Adapter) stageParts(ctx context.Context, st *adapters.Stage) (*stagePar
 	target, err := a.table(ctx, tag, targetRel)
 	if err != nil {
 		return nil, err
+	}
+	if a.sharded() {
+		target = nil // each shard's swap reads its own part of the target
 	}
 	pr := a.partRanges(st, s.key)
 	d := a.d

@@ -59,7 +59,13 @@ func (a *Adapter) CountRows(ctx context.Context, tables []models.Relation) (map[
 		if !exists[key] {
 			continue
 		}
-		c := counts[key]
+		c, ok := counts[key]
+		if !ok && a.sharded() {
+			// A Distributed table has no parts of its own here; its rows
+			// are on the shards.
+			out[t.String()] = -1
+			continue
+		}
 		out[t.String()] = c.rows
 		for _, e := range mergingEngines {
 			if strings.Contains(c.engine, e) {

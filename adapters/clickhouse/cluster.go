@@ -1,0 +1,561 @@
+package clickhouse
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Clusters. With Config.Cluster set, refill runs on the cluster of that
+// name in the server's remote_servers, connected to one of its nodes (the
+// coordinator: the DSN's server). Every table refill creates, and the
+// ledger, is created ON CLUSTER and replicated through ZooKeeper, in one of
+// two layouts:
+//
+//   - replicated: every node holds every row. A model's table is a
+//     Replicated*MergeTree whose ZooKeeper path has no {shard}, so all the
+//     cluster's nodes are replicas of one table. A stage is a plain table
+//     on the coordinator, and the swap is the one-server swap (publish.go)
+//     run there: REPLACE PARTITION into the coordinator's replica, which
+//     ZooKeeper carries to the others. refill then waits until every
+//     replica that answers has applied it (SYSTEM SYNC REPLICA).
+//   - sharded: a model's table is a Distributed table over <name>_local, a
+//     Replicated*MergeTree on each shard (its path has {shard}). A stage is
+//     computed, verified and audited on the coordinator as before, in
+//     full. Publishing it then routes its rows to their shards: a table
+//     like the stage, replicated within each shard (kind "l"), on every
+//     node that answers, and a Distributed table over it (kind "r", with the
+//     target's sharding key) into which the stage is inserted
+//     synchronously. Once the rows of every shard add up to the stage's,
+//     each shard swaps its part into its local table with the one-server
+//     swap, on one replica, which ZooKeeper carries to the others; a shard
+//     that receives no rows for the window still has its partitions
+//     replaced or dropped, so rows that moved to another shard leave none
+//     behind.
+//
+// Each shard's swap is atomic per physical partition, as on one server;
+// the shards of one window are swapped one after the other, so a query
+// during a publication may see the new rows of one shard with the old of
+// another, and a crash between shards leaves them so. The ledger is
+// written only after every shard has swapped, and the stage is kept until
+// it is: the next run finds it, records its partitions pending and
+// redoes them, which replaces every shard's part again.
+
+// Layouts of a cluster's tables (Config.Layout).
+const (
+	LayoutReplicated = "replicated"
+	LayoutSharded    = "sharded"
+)
+
+// LocalSuffix ends the name of the local table under a Distributed table
+// that refill creates: the model's table t is t_local on each shard.
+const LocalSuffix = "_local"
+
+// ZooKeeperRoot is the root of the ZooKeeper paths of the replicated
+// tables refill creates: <root>/all/<database>/<table>[/<id>] for tables
+// every node holds, <root>/{shard}/... for a shard's.
+const ZooKeeperRoot = "/clickhouse/refill"
+
+// DefaultShardingKey spreads a sharded table's rows evenly when neither
+// the model (clickhouse: {sharding_key: ...}) nor the target says how.
+const DefaultShardingKey = "rand()"
+
+// Kinds of the tables a sharded publication makes (adapters.StageName).
+const (
+	kindShard = "l" // a shard's part of a stage, replicated within the shard
+	kindRoute = "r" // a Distributed table over them: the route to the shards
+)
+
+// cluster is what Open learned of Config.Cluster.
+type cluster struct {
+	name, layout, key string
+	// shards are the cluster's shards in shard_num order, each its replicas
+	// in replica_num order: one-server adapters on each node.
+	shards [][]*Adapter
+	self   *Adapter // the coordinator's node
+}
+
+func (c *cluster) nodes() []*Adapter {
+	var out []*Adapter
+	for _, s := range c.shards {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// sharded reports whether tables are Distributed over shards.
+func (a *Adapter) sharded() bool { return a.cluster != nil && a.cluster.layout == LayoutSharded }
+
+// onCluster is " ON CLUSTER name" on a cluster, else "".
+func (a *Adapter) onCluster() string {
+	if a.cluster == nil {
+		return ""
+	}
+	return " ON CLUSTER " + a.d.QuoteIdent(a.cluster.name)
+}
+
+// openCluster reads the nodes of Config.Cluster from system.clusters and
+// opens a pool to each, with the DSN's user and settings.
+func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) error {
+	c := &cluster{name: a.cfg.Cluster, layout: cmp.Or(a.cfg.Layout, LayoutReplicated), key: cmp.Or(a.cfg.ShardingKey, DefaultShardingKey)}
+	if c.layout != LayoutReplicated && c.layout != LayoutSharded {
+		return fmt.Errorf("unknown layout %q: want %s or %s", c.layout, LayoutReplicated, LayoutSharded)
+	}
+	tag := adapters.Tag{Step: "open"}
+	res, err := a.query(ctx, tag, "SELECT shard_num, replica_num, host_address, port FROM system.clusters WHERE cluster = "+
+		a.d.QuoteString(c.name)+" ORDER BY shard_num, replica_num")
+	if err != nil {
+		return err
+	}
+	if len(res.Rows) == 0 {
+		names, _ := a.query(ctx, tag, "SELECT DISTINCT cluster FROM system.clusters ORDER BY cluster")
+		var have []string
+		if names != nil {
+			for _, row := range names.Rows {
+				have = append(have, fmt.Sprint(row[0]))
+			}
+		}
+		return fmt.Errorf("the server has no cluster %q in its remote_servers (it has: %s)", c.name, cmp.Or(strings.Join(have, ", "), "none"))
+	}
+	macros, err := a.query(ctx, tag, "SELECT macro FROM system.macros")
+	if err != nil {
+		return err
+	}
+	need := []string{"replica"}
+	if c.layout == LayoutSharded {
+		need = append(need, "shard")
+	}
+	for _, m := range need {
+		if !slices.ContainsFunc(macros.Rows, func(row []any) bool { return fmt.Sprint(row[0]) == m }) {
+			return fmt.Errorf("the server defines no {%s} macro, which the ZooKeeper paths of refill's replicated tables use: add <macros><%s>...</%s></macros> to each node's config", m, m, m)
+		}
+	}
+	self := selfAddrs(ctx, opts.Addr[0])
+	var addrs []string
+	for _, row := range res.Rows {
+		shard := int(adapters.Int(row[0]))
+		addr := net.JoinHostPort(fmt.Sprint(row[2]), fmt.Sprint(row[3]))
+		addrs = append(addrs, addr)
+		for len(c.shards) < shard {
+			c.shards = append(c.shards, nil)
+		}
+		n := a.node(opts, addr)
+		c.shards[shard-1] = append(c.shards[shard-1], n)
+		if self[addr] {
+			c.self = n
+		}
+	}
+	a.cluster = c
+	if c.self == nil {
+		return fmt.Errorf("the server at %s is not a node of cluster %s (%s): point dsn at one of them", opts.Addr[0], c.name, strings.Join(addrs, ", "))
+	}
+	return nil
+}
+
+// selfAddrs returns the host:port forms of addr, with its host resolved.
+func selfAddrs(ctx context.Context, addr string) map[string]bool {
+	out := map[string]bool{addr: true}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return out
+	}
+	ips, _ := net.DefaultResolver.LookupHost(ctx, host)
+	for _, ip := range ips {
+		out[net.JoinHostPort(ip, port)] = true
+	}
+	return out
+}
+
+// node returns a one-server adapter on the node at addr, which logs its
+// statements after a line naming the node.
+func (a *Adapter) node(opts *clickhouse.Options, addr string) *Adapter {
+	o := *opts
+	o.Addr = []string{addr}
+	cfg := a.cfg
+	cfg.Cluster, cfg.Layout, cfg.ShardingKey = "", "", ""
+	if log := a.cfg.Log; log != nil {
+		cfg.Log = func(s string) { log("-- on " + addr + "\n" + s) }
+	}
+	n := newAdapter(openDB(&o, cfg.Connector), cfg)
+	n.server, n.addr = a.server, addr
+	return n
+}
+
+// unreachable reports whether err says a node could not be reached (it is
+// down, or not listening), rather than that it refused a statement.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// zkPath returns the ZooKeeper path of a replicated table refill creates,
+// per shard or for all nodes, made unique by id when it is not "".
+func zkPath(sharded bool, table models.Relation, id string) string {
+	p := ZooKeeperRoot + "/all/"
+	if sharded {
+		p = ZooKeeperRoot + "/{shard}/"
+	}
+	p += table.Schema + "/" + table.Name
+	if id != "" {
+		p += "/" + id
+	}
+	return p
+}
+
+// columnDefs renders column definitions for CREATE TABLE.
+func columnDefs(d Dialect, cols []column) string {
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		defs[i] = d.QuoteIdent(c.Name) + " " + c.Type
+		if c.DefaultKind != "" {
+			defs[i] += " " + c.DefaultKind + " " + c.Default
+		}
+	}
+	return strings.Join(defs, ", ")
+}
+
+// databaseExists reports whether database exists on the server.
+func (a *Adapter) databaseExists(ctx context.Context, tag adapters.Tag, database string) (bool, error) {
+	res, err := a.query(ctx, tag, "SELECT count() FROM system.databases WHERE name = "+a.d.QuoteString(database))
+	return err == nil && adapters.Int(res.Rows[0][0]) > 0, err
+}
+
+// syncReplica waits until this server's replica of table has applied
+// everything ZooKeeper's log holds for it.
+func (a *Adapter) syncReplica(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	return a.exec(ctx, tag, "SYSTEM SYNC REPLICA "+table.Quote(a.d))
+}
+
+// syncOthers waits until the replicas of table on nodes other than
+// applied what applied did, skipping nodes that do not answer (they catch
+// up when they return).
+func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*Adapter, applied *Adapter, table models.Relation) error {
+	for _, n := range nodes {
+		if n == applied {
+			continue
+		}
+		if err := n.syncReplica(ctx, tag, table); err != nil && !unreachable(err) {
+			return fmt.Errorf("waiting for %s to replicate %s: %w", n.addr, table, err)
+		}
+	}
+	return nil
+}
+
+// createOnCluster creates table on every node of the cluster, from column
+// definitions and an engine clause of the MergeTree family: under the
+// replicated layout as one Replicated table; under the sharded layout as
+// <table>_local, replicated per shard, and table, Distributed over it by
+// key. It returns the local table (table itself when replicated).
+func (a *Adapter) createOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation, defs, engine, key string, ifNotExists bool) (models.Relation, error) {
+	if err := a.ensureDatabase(ctx, tag, table.Schema); err != nil {
+		return models.Relation{}, err
+	}
+	create := "CREATE TABLE "
+	if ifNotExists {
+		create += "IF NOT EXISTS "
+	}
+	id := fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1))
+	local := table
+	if a.sharded() {
+		local.Name += LocalSuffix
+	}
+	repl, err := replicated(a.d, unreplicated(engine), zkPath(a.sharded(), local, id))
+	if err != nil {
+		return models.Relation{}, err
+	}
+	defer a.forget(local)
+	defer a.forget(table)
+	if a.sharded() {
+		if info, err := a.readTable(ctx, tag, local); err != nil {
+			return models.Relation{}, err
+		} else if info != nil && !ifNotExists {
+			return models.Relation{}, fmt.Errorf("%s exists, but not the Distributed table %s over it: drop it (ON CLUSTER %s) or create %s", local, table, a.cluster.name, table)
+		}
+	}
+	if err := a.exec(ctx, tag, fmt.Sprintf("%s%s%s (%s) %s", create, local.Quote(a.d), a.onCluster(), defs, repl)); err != nil {
+		return models.Relation{}, err
+	}
+	if a.sharded() {
+		err := a.exec(ctx, tag, fmt.Sprintf("%s%s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)", create, table.Quote(a.d), a.onCluster(), local.Quote(a.d),
+			a.d.QuoteString(a.cluster.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key))
+		if err != nil {
+			a.dropOnCluster(ctx, tag, local)
+			return models.Relation{}, err
+		}
+	}
+	return local, nil
+}
+
+// dropOnCluster drops table on every node, even when ctx is cancelled;
+// errors are ignored.
+func (a *Adapter) dropOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation) {
+	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+table.Quote(a.d)+a.onCluster())
+	a.forget(table)
+}
+
+// shardingKey is the sharding key of m's table: its clickhouse: block's
+// sharding_key, else the target's.
+func (a *Adapter) shardingKey(m *models.Model) (string, error) {
+	o, err := ParseBlock(blockOf(m))
+	return cmp.Or(o.ShardingKey, a.cluster.key), err
+}
+
+// localOf returns the local table under the Distributed target t (as
+// table reported it) and what its engine says, or an error if t is not a
+// Distributed table of this cluster over a table that exists.
+func (a *Adapter) localOf(ctx context.Context, tag adapters.Tag, t models.Relation, info *tableInfo) (models.Relation, *tableInfo, distributed, error) {
+	dist, ok := distributedOf(info.EngineClause)
+	if !ok {
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is a %s table, but the target's layout is sharded: refill swaps the shards of a Distributed table over a replicated table (or set layout: %s)",
+			t, info.Engine, LayoutReplicated)
+	}
+	if dist.cluster != a.cluster.name {
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over cluster %s, not the target's cluster %s", t, dist.cluster, a.cluster.name)
+	}
+	if dist.key == "" && len(a.cluster.shards) > 1 {
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed without a sharding key, so no rows can be routed through it to %d shards", t, len(a.cluster.shards))
+	}
+	local := models.Relation{Schema: cmp.Or(dist.database, t.Schema), Name: dist.table}
+	linfo, err := a.table(ctx, tag, local)
+	if err != nil {
+		return models.Relation{}, nil, dist, err
+	}
+	if linfo == nil {
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.addr0())
+	}
+	return local, linfo, dist, a.swappable(linfo, local)
+}
+
+// addr0 names the coordinator in messages.
+func (a *Adapter) addr0() string {
+	if a.addr != "" {
+		return a.addr
+	}
+	if opts, err := ParseDSN(a.cfg.DSN); err == nil {
+		return opts.Addr[0]
+	}
+	return "the server"
+}
+
+// swapSharded publishes st into a sharded target (see the comment at the
+// top of this file).
+func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange) (err error) {
+	target := a.resolve(st.Target)
+	stage, err := a.readTable(ctx, tag, st.Relation)
+	if err != nil {
+		return err
+	}
+	if stage == nil {
+		return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", st.Relation)
+	}
+	info, err := a.table(ctx, tag, target)
+	if err != nil {
+		return err
+	}
+	var local models.Relation
+	var linfo *tableInfo
+	var dist distributed
+	if info == nil {
+		key, err := a.shardingKey(st.Model)
+		if err != nil {
+			return err
+		}
+		if local, err = a.createOnCluster(ctx, tag, target, columnDefs(a.d, stage.Columns), stage.EngineClause, key, false); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil { // leave no target behind, as before the swap
+				a.dropOnCluster(ctx, tag, target)
+				a.dropOnCluster(ctx, tag, local)
+			}
+		}()
+		dist = distributed{cluster: a.cluster.name, database: local.Schema, table: local.Name, key: key}
+		if linfo, err = a.table(ctx, tag, local); err == nil && linfo == nil {
+			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, a.cluster.name, a.addr0())
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		if local, linfo, dist, err = a.localOf(ctx, tag, target, info); err != nil {
+			return err
+		}
+		if !change.Empty() {
+			if err := a.alterSharded(ctx, tag, target, local, change); err != nil {
+				return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, target, err)
+			}
+			a.forget(local)
+			if linfo, err = a.table(ctx, tag, local); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Route the stage's rows to their shards.
+	part := a.tableName(target, kindShard, tag.RunID)
+	route := a.tableName(target, kindRoute, tag.RunID)
+	engine, err := replicated(a.d, unreplicated(stage.EngineClause), zkPath(true, part, ""))
+	if err != nil {
+		return err
+	}
+	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
+	shards := make([][]*Adapter, len(a.cluster.shards)) // the nodes that have part
+	defer func() {
+		bg := context.WithoutCancel(ctx)
+		a.drop(bg, tag, route)
+		for _, nodes := range shards {
+			for _, n := range nodes {
+				n.drop(bg, tag, part)
+			}
+		}
+	}()
+	for i, replicas := range a.cluster.shards {
+		for _, n := range replicas {
+			err := n.ensureDatabase(ctx, tag, part.Schema)
+			if err == nil {
+				err = n.exec(ctx, tag, create)
+			}
+			if unreachable(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("on %s: %w", n.addr, err)
+			}
+			shards[i] = append(shards[i], n)
+		}
+		if len(shards[i]) == 0 {
+			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
+		}
+	}
+	if err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s ENGINE = Distributed(%s, %s, %s, %s)", route.Quote(a.d), part.Quote(a.d),
+		a.d.QuoteString(a.cluster.name), a.d.QuoteString(part.Schema), a.d.QuoteString(part.Name), dist.key)); err != nil {
+		return err
+	}
+	routeCtx := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
+	if err := a.exec(routeCtx, tag, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", route.Quote(a.d), st.Relation.Quote(a.d))); err != nil {
+		return err
+	}
+	res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
+	if err != nil {
+		return err
+	}
+	want, got := adapters.Int(res.Rows[0][0]), int64(0)
+	counts := make([]string, len(shards))
+	for i, nodes := range shards {
+		n := nodes[0]
+		if err := n.syncReplica(ctx, tag, part); err != nil {
+			return fmt.Errorf("on %s: %w", n.addr, err)
+		}
+		res, err := n.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
+		if err != nil {
+			return fmt.Errorf("on %s: %w", n.addr, err)
+		}
+		c := adapters.Int(res.Rows[0][0])
+		got += c
+		counts[i] = fmt.Sprintf("shard %d: %d", i+1, c)
+	}
+	if got != want {
+		return fmt.Errorf("the stage's %d rows reached the shards as %d (%s); nothing was swapped", want, got, strings.Join(counts, ", "))
+	}
+
+	// Swap each shard's part into its local table.
+	state := &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}
+	for i, nodes := range shards {
+		n := nodes[0]
+		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
+			State: &stageState{key: state.key, workEngine: state.workEngine}}
+		if err := n.swap(ctx, tag, sub, nil); err != nil {
+			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
+				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
+			}
+			return fmt.Errorf("shard %d (on %s): %w", i+1, n.addr, err)
+		}
+		if err := syncOthers(ctx, tag, a.cluster.shards[i], n, local); err != nil {
+			return fmt.Errorf("%w: shard %d: %w", adapters.ErrMaybePublished, i+1, err)
+		}
+	}
+	return nil
+}
+
+// alterSharded applies change to the local table on one replica of each
+// shard (ZooKeeper carries it to the others) and to the Distributed table
+// on every node.
+func (a *Adapter) alterSharded(ctx context.Context, tag adapters.Tag, target, local models.Relation, change *adapters.SchemaChange) error {
+	for i, replicas := range a.cluster.shards {
+		done := false
+		for _, n := range replicas {
+			err := n.alter(ctx, tag, local, change)
+			if unreachable(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("on %s: %w", n.addr, err)
+			}
+			done = true
+			break
+		}
+		if !done {
+			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
+		}
+	}
+	have, err := a.Columns(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer a.forget(target)
+	for _, stmt := range AlterStatements(a.d, target, have, change) {
+		stmt = strings.Replace(stmt, "ALTER TABLE "+target.Quote(a.d), "ALTER TABLE "+target.Quote(a.d)+a.onCluster(), 1)
+		if err := a.exec(ctx, tag, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanNodes runs clean on every node, skipping those that do not answer.
+func (a *Adapter) cleanNodes(clean func(n *Adapter) error) error {
+	var errs []error
+	for _, n := range a.cluster.nodes() {
+		if err := clean(n); err != nil && !unreachable(err) {
+			errs = append(errs, fmt.Errorf("on %s: %w", n.addr, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// clusterGuarantee is Info().Guarantee on a cluster.
+func clusterGuarantee(c *cluster) string {
+	n := strconv.Itoa(len(c.nodes()))
+	if c.layout == LayoutSharded {
+		return "on cluster " + c.name + " (" + strconv.Itoa(len(c.shards)) + " shards, " + n + " nodes), each shard's physical partitions are replaced atomically " +
+			"(REPLACE PARTITION on one replica, which ZooKeeper carries to the others; refill waits for every replica that answers), " +
+			"but the shards of a window one after the other, so a query may briefly see one shard's new rows with another's old; " +
+			"the ledger is written only after every shard has swapped, and each stage is kept until it is, so after a crash " +
+			"the next run redoes the window on every shard"
+	}
+	return "on cluster " + c.name + " (" + n + " replicas of every table), each physical partition is replaced atomically " +
+		"(REPLACE PARTITION on the coordinator's replica, which ZooKeeper carries to the others; refill waits for every replica " +
+		"that answers), but a window spanning several partitions is not; the ledger is written after the swaps, and each stage " +
+		"is kept until its records are, so after a crash the next run redoes its partitions"
+}
+
+// dropShared drops a table that every node has on a cluster (ON CLUSTER),
+// or the server's.
+func (a *Adapter) dropShared(ctx context.Context, tag adapters.Tag, table models.Relation) {
+	if a.cluster != nil {
+		a.dropOnCluster(ctx, tag, table)
+		return
+	}
+	a.drop(ctx, tag, table)
+}

@@ -1,0 +1,195 @@
+package clickhouse_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/clickhouse"
+	"github.com/refill/refill/adapters/recorder"
+	"github.com/refill/refill/models"
+)
+
+// clusterEnv returns CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER, or
+// skips the test.
+func clusterEnv(t *testing.T) (dsn, name string) {
+	t.Helper()
+	dsn, name = os.Getenv("CLICKHOUSE_CLUSTER_DSN"), os.Getenv("CLICKHOUSE_CLUSTER")
+	if dsn == "" || name == "" {
+		t.Skip("CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are not set: start a cluster with .ci/cluster/start (see README)")
+	}
+	return dsn, name
+}
+
+// openCluster opens an adapter on the cluster with layout, on fresh
+// databases that t's cleanup drops from every node.
+func openCluster(t *testing.T, s adaptertest.Schemas, layout string, cfg clickhouse.Config) *clickhouse.Adapter {
+	t.Helper()
+	dsn, name := clusterEnv(t)
+	cfg.DSN, cfg.Cluster, cfg.Layout = dsn, name, layout
+	cfg.Schema, cfg.LedgerSchema, cfg.StageSchema = s.Default, s.Ledger, s.Stage
+	a, err := clickhouse.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer a.Close()
+		for _, db := range []string{s.Default, s.Ledger, s.Stage} {
+			if _, err := a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+a.Dialect().QuoteIdent(db)+" ON CLUSTER "+name); err != nil {
+				t.Errorf("dropping %s: %v", db, err)
+			}
+		}
+	})
+	return a
+}
+
+func TestClusterConformance(t *testing.T) {
+	clusterEnv(t)
+	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
+		t.Run(layout, func(t *testing.T) {
+			adaptertest.Run(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+				return openCluster(t, s, layout, clickhouse.Config{})
+			})
+		})
+	}
+}
+
+// TestClusterPublishFaults fails each operation of a publication into a
+// sharded table in turn (routing the stage, each shard's swap, the
+// replicas' catching up, the ledger). The guarantee: each physical
+// partition of each shard is entirely old or entirely new; the ledger is
+// written only after every shard swapped; a stage whose rows may be in the
+// table without their records is kept for the next run. Rows go to shard
+// v % 2 + 1, and the publication moves rows between the shards: a retry
+// must leave none behind.
+func TestClusterPublishFaults(t *testing.T) {
+	clusterEnv(t)
+	rec := recorder.New()
+	adaptertest.Faults(t, rec, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+		return openCluster(t, s, clickhouse.LayoutSharded, clickhouse.Config{Connector: rec.Wrap, ShardingKey: "v"})
+	}, func(t *testing.T, f *adaptertest.Fault) {
+		f.WantEachGroup(func(r adaptertest.Row) string { return fmt.Sprintf("%s shard %d", r.D[:7], r.V%2+1) })
+		changed := fmt.Sprint(f.After) != fmt.Sprint(f.Before)
+		recorded := fmt.Sprint(f.LedgerAfter) != fmt.Sprint(f.LedgerBefore)
+		if recorded && fmt.Sprint(f.After) != fmt.Sprint(f.Want) {
+			t.Errorf("the ledger recorded the publication, but %s holds %v, want %v", f.Target, f.After, f.Want)
+		}
+		if changed && !recorded {
+			kept, err := f.A.(adapters.Deferrer).Unrecorded(f.Ctx, func(token string) bool { return token == adapters.RunToken(adaptertest.FaultRun) })
+			if err != nil || len(kept) == 0 {
+				t.Errorf("%s changed without records, and no stage names it for the next run (Unrecorded: %v, %v)", f.Target, kept, err)
+			}
+		}
+	})
+}
+
+// nodes opens a one-server adapter on each node of the cluster, in
+// remote_servers order (shard 1's replicas, then shard 2's), on the
+// databases of s.
+func nodes(t *testing.T, s adaptertest.Schemas) []*clickhouse.Adapter {
+	t.Helper()
+	var out []*clickhouse.Adapter
+	for _, dsn := range strings.Split(os.Getenv("CLICKHOUSE_CLUSTER_NODES"), ",") {
+		a, err := clickhouse.Open(t.Context(), clickhouse.Config{DSN: dsn, Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		out = append(out, a)
+	}
+	if len(out) != 4 {
+		t.Fatalf("CLICKHOUSE_CLUSTER_NODES lists %d nodes; the tests expect the 2 x 2 cluster of .ci/cluster", len(out))
+	}
+	return out
+}
+
+// rowsOn returns the (d, v) rows of table on node n, sorted.
+func rowsOn(t *testing.T, n *clickhouse.Adapter, table string) []adaptertest.Row {
+	t.Helper()
+	res, err := n.Query(t.Context(), "SELECT toString(d), v FROM "+table+" ORDER BY d, v", adapters.Tag{})
+	if err != nil {
+		t.Fatalf("on %s: %v", n.Server().Version, err)
+	}
+	var out []adaptertest.Row
+	for _, r := range res.Rows {
+		out = append(out, adaptertest.Row{D: fmt.Sprint(r[0]), V: adapters.Int(r[1])})
+	}
+	return out
+}
+
+// TestClusterLayout publishes into each layout and reads every node
+// directly: under the replicated layout each node holds every row; under
+// the sharded layout each shard's replicas hold the same rows, those of
+// their shard (v % 2 + 1), and the shards together every row. Every node
+// reads the same ledger. Then the window is published again with every
+// row moved to the other shard: no node keeps a stale row.
+func TestClusterLayout(t *testing.T) {
+	clusterEnv(t)
+	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
+		t.Run(layout, func(t *testing.T) {
+			adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+				return openCluster(t, s, layout, clickhouse.Config{ShardingKey: "v"})
+			}, []adaptertest.Test{{Name: "Nodes", Fn: func(t *testing.T, h *adaptertest.Harness) {
+				h.SetupLedger()
+				var src, moved []adaptertest.Row
+				for i := range 40 {
+					d := adaptertest.Day("2024-01-20").AddDate(0, 0, i).Format("2006-01-02")
+					src = append(src, adaptertest.Row{D: d, V: int64(i)})
+					moved = append(moved, adaptertest.Row{D: d, V: int64(i) + 1})
+				}
+				h.Seed("src", src...)
+				h.Seed("moved", moved...)
+				m := adaptertest.DayModel("m")
+				target := h.Rel("t")
+				// Inside the window (2024-01-25 to 2024-02-10): its
+				// months hold rows outside it too.
+				inside := func(r adaptertest.Row) bool { return r.D >= "2024-01-25" && r.D < "2024-02-10" }
+				publish := func(from models.Relation, start, end string, want []adaptertest.Row) {
+					st := h.Stage(m, target, h.SelectFrom(from, start, end), adaptertest.Window(start, end))
+					h.Publish(adapters.Swap{Stage: st, Records: []adapters.Record{adaptertest.Record("m", "2024-01-25", 1)}})
+					h.WantRows(target, want...)
+				}
+				var second []adaptertest.Row
+				for i, r := range src {
+					if inside(r) {
+						second = append(second, moved[i])
+					} else {
+						second = append(second, r)
+					}
+				}
+				publish(h.Rel("src"), "2024-01-01", "2024-03-01", src)
+				check := func(want []adaptertest.Row) {
+					t.Helper()
+					table := target.Quote(h.D())
+					if layout == clickhouse.LayoutSharded {
+						table = h.Rel("t" + clickhouse.LocalSuffix).Quote(h.D())
+					}
+					for i, n := range nodes(t, h.S) {
+						var mine []adaptertest.Row
+						for _, r := range want {
+							if layout == clickhouse.LayoutReplicated || int(r.V%2) == i/2 {
+								mine = append(mine, r)
+							}
+						}
+						sort.Slice(mine, func(a, b int) bool { return fmt.Sprint(mine[a]) < fmt.Sprint(mine[b]) })
+						if got := rowsOn(t, n, table); fmt.Sprint(got) != fmt.Sprint(mine) {
+							t.Errorf("node %d (shard %d) holds in %s\n  %v\nwant\n  %v", i+1, i/2+1, table, got, mine)
+						}
+						recs, err := n.Partitions(t.Context(), []string{"m"})
+						if err != nil || len(recs) != 1 || recs[0].Partition != "2024-01-25" {
+							t.Errorf("node %d reads the ledger as %v, %v", i+1, recs, err)
+						}
+					}
+				}
+				check(src)
+				publish(h.Rel("moved"), "2024-01-25", "2024-02-10", second)
+				check(second)
+			}}})
+		})
+	}
+}
