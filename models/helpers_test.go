@@ -43,7 +43,7 @@ vars: {min_amount: 10, region: eu}
 // a block of which one setting shapes the table.
 var testAdapters = []AdapterKeys{
 	{Name: "duckdb", TargetKeys: []string{"path"}},
-	{Name: "clickhouse", Block: stringBlock([]string{"engine", "order_by"})},
+	{Name: "clickhouse", TargetKeys: []string{"cluster", "layout", "sharding_key"}, Block: stringBlock([]string{"engine", "order_by"})},
 	{Name: "snowflake", TargetKeys: []string{"warehouse"}, Block: stringBlock([]string{"cluster_by"}, "warehouse")},
 }
 

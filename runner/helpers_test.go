@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"github.com/refill/refill/adapters/adaptertest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,9 +80,9 @@ func newEnv(t *testing.T, changes map[string]string) *env {
 	return e
 }
 
-// loadOptions load the test projects, whose DuckDB targets may set a
-// path (as the program's adapters allow).
-var loadOptions = models.LoadOptions{Adapters: []models.AdapterKeys{{Name: "duckdb", TargetKeys: []string{"path"}}}}
+// loadOptions load the test projects, whose targets may set their
+// adapters' settings (a DuckDB path, a ClickHouse cluster).
+var loadOptions = models.LoadOptions{Adapters: adaptertest.ShopAdapters}
 
 // load (re)loads the project from e.fsys.
 func (e *env) load() {

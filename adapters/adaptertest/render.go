@@ -15,6 +15,13 @@ import (
 // ShopDir is the example project, relative to an adapter package.
 const ShopDir = "../../testdata/shop"
 
+// ShopAdapters are the target settings of the adapters the example
+// project's targets use (as cmd/refill knows them), for loading it.
+var ShopAdapters = []models.AdapterKeys{
+	{Name: "duckdb", TargetKeys: []string{"path"}},
+	{Name: "clickhouse", TargetKeys: []string{"cluster", "layout", "sharding_key"}},
+}
+
 // RenderShop renders every model of the example project for a sample
 // partition (and a batch of three for daily models that may run in
 // batches: all but cumulative ones) in dialect d, as one text,
@@ -22,7 +29,7 @@ const ShopDir = "../../testdata/shop"
 func RenderShop(t *testing.T, d models.Dialect, schema string) string {
 	t.Helper()
 	p, err := models.Load(os.DirFS(ShopDir), models.LoadOptions{LookupEnv: func(k string) (string, bool) { return "x", true },
-		Adapters: []models.AdapterKeys{{Name: "duckdb", TargetKeys: []string{"path"}}}})
+		Adapters: ShopAdapters})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,8 @@ type Adapter struct {
 
 	// cluster is Config.Cluster's nodes; nil on one server.
 	cluster *cluster
+	// dsnSettings are the settings the DSN gives every query.
+	dsnSettings clickhouse.Settings
 	// addr is the address of the node an adapter of a cluster's node
 	// serves (cluster.go); "" otherwise.
 	addr string
@@ -154,6 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		cfg.StageSchema = models.DefaultStageSchema
 	}
 	a := newAdapter(openDB(opts, cfg.Connector), cfg)
+	a.dsnSettings = opts.Settings
 	res, err := a.query(ctx, adapters.Tag{Step: "open"}, "SELECT version(), "+
 		"(SELECT count() FROM system.settings WHERE name = 'log_comment'), "+
 		"toDateTime('2024-01-02 05:00:00', 'UTC') < toDate('2024-01-03'), "+
@@ -383,7 +386,11 @@ func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write 
 		if a.server.stringSettings {
 			settings["distributed_product_mode"] = "global"
 		}
-		settings["fallback_to_stale_replicas_for_distributed_queries"] = 0
+		for k, v := range staleness {
+			if _, set := a.dsnSettings[k]; !set {
+				settings[k] = v
+			}
+		}
 		if write {
 			// Every block counts, even one equal to an earlier one.
 			settings["insert_deduplicate"] = 0
@@ -398,6 +405,16 @@ func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write 
 		opts = append(opts, clickhouse.WithSettings(settings))
 	}
 	return clickhouse.Context(ctx, opts...)
+}
+
+// staleness is how stale a replica a query on a cluster may read through
+// a Distributed table: one at most a second behind, unless the DSN says
+// otherwise; with none, the query fails (ALL_REPLICAS_ARE_STALE, which is
+// transient). A replica that was down and has not caught up with the
+// swaps it missed is more than a second behind.
+var staleness = clickhouse.Settings{
+	"max_replica_delay_for_distributed_queries":          1,
+	"fallback_to_stale_replicas_for_distributed_queries": 0,
 }
 
 type settingsKey struct{}

@@ -66,6 +66,13 @@ func (a *Adapter) stageParts(ctx context.Context, st *adapters.Stage) (*stagePar
 	if err != nil {
 		return nil, err
 	}
+	if target != nil && strings.HasPrefix(target.Engine, "Replicated") {
+		// The partitions the window touches are read from this replica:
+		// first it applies whatever other replicas wrote before.
+		if err := a.syncReplica(ctx, tag, targetRel); err != nil {
+			return nil, err
+		}
+	}
 	if a.sharded() {
 		target = nil // each shard's swap reads its own part of the target
 	}

@@ -26,6 +26,23 @@ func clickhouseShop(t *testing.T) (string, string) {
 	if os.Getenv("CLICKHOUSE_DSN") == "" {
 		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
 	}
+	dir, prefix := prefixedShop(t)
+	t.Cleanup(func() {
+		a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		for _, db := range []string{"raw", "staging", "marts"} {
+			a.DB().Exec("DROP DATABASE IF EXISTS `" + prefix + db + "`")
+		}
+	})
+	return dir, prefix
+}
+
+// prefixedShop copies the shop with every schema renamed to p_<schema>
+// (p unique per call) and returns the folder and the prefix.
+func prefixedShop(t *testing.T) (string, string) {
 	b := make([]byte, 3)
 	rand.Read(b)
 	prefix := "t" + hex.EncodeToString(b) + "_"
@@ -44,16 +61,6 @@ func clickhouseShop(t *testing.T) (string, string) {
 		s := strings.NewReplacer(`ref("staging.`, `ref("`+prefix+`staging.`, `source("raw.`, `source("`+prefix+`raw.`,
 			"staging.orders:", prefix+"staging.orders:", "raw.orders:", prefix+"raw.orders:").Replace(string(b))
 		return os.WriteFile(path, []byte(s), 0o644)
-	})
-	t.Cleanup(func() {
-		a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-		if err != nil {
-			return
-		}
-		defer a.Close()
-		for _, db := range []string{"raw", "staging", "marts"} {
-			a.DB().Exec("DROP DATABASE IF EXISTS `" + prefix + db + "`")
-		}
 	})
 	return dir, prefix
 }
@@ -88,7 +95,30 @@ func normalized(rows [][]any) []string {
 // and into DuckDB and compares every table.
 func TestClickHouseMatchesDuckDB(t *testing.T) {
 	dir, prefix := clickhouseShop(t)
-	for _, target := range []string{"dev", "clickhouse"} {
+	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	matchesDuckDB(t, dir, prefix, "clickhouse", ch)
+}
+
+// shopTables are the example project's tables and their columns.
+var shopTables = map[string]string{
+	"staging.orders":          "order_id, customer_id, order_date, amount, status, region",
+	"marts.daily_revenue":     "order_date, orders, revenue, returned",
+	"marts.monthly_revenue":   "month_start, orders, revenue, days",
+	"marts.rolling_revenue":   "day, revenue_7d, orders_7d",
+	"marts.revenue_by_region": "region, orders, revenue",
+	"marts.customer_lifetime": "customer_id, name, orders, revenue, first_order",
+}
+
+// matchesDuckDB backfills the shop in dir (its schemas prefixed with
+// prefix) into DuckDB and into target, a ClickHouse target ch reads, and
+// compares every table; then a rerun on target has nothing to do.
+func matchesDuckDB(t *testing.T, dir, prefix, target string, ch *clickhouse.Adapter) {
+	t.Helper()
+	for _, target := range []string{"dev", target} {
 		mustRefill(t, dir, "seed", "--target", target)
 		r := mustRefill(t, dir, "run", "--target", target, "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16", "--output", "json")
 		_, out := ranPartitions(t, r.stdout)
@@ -96,20 +126,7 @@ func TestClickHouseMatchesDuckDB(t *testing.T) {
 			t.Fatalf("%s: %+v", target, out)
 		}
 	}
-	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	tables := map[string]string{
-		"staging.orders":          "order_id, customer_id, order_date, amount, status, region",
-		"marts.daily_revenue":     "order_date, orders, revenue, returned",
-		"marts.monthly_revenue":   "month_start, orders, revenue, days",
-		"marts.rolling_revenue":   "day, revenue_7d, orders_7d",
-		"marts.revenue_by_region": "region, orders, revenue",
-		"marts.customer_lifetime": "customer_id, name, orders, revenue, first_order",
-	}
-	for table, cols := range tables {
+	for table, cols := range shopTables {
 		schema, name, _ := strings.Cut(table, ".")
 		duck := normalized(queryRows(t, dir, fmt.Sprintf("SELECT %s FROM %s%s.%s", cols, prefix, schema, name)))
 		res, err := ch.Query(context.Background(), fmt.Sprintf("SELECT %s FROM `%s%s`.`%s`", cols, prefix, schema, name), adapters.Tag{})
@@ -126,10 +143,10 @@ func TestClickHouseMatchesDuckDB(t *testing.T) {
 		}
 	}
 	// The ledger agrees too, and a rerun has nothing to do.
-	if r := mustRefill(t, dir, "plan", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16"); !strings.Contains(r.stdout, "Nothing to do") {
+	if r := mustRefill(t, dir, "plan", "--target", target, "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16"); !strings.Contains(r.stdout, "Nothing to do") {
 		t.Errorf("ClickHouse rerun plan:\n%s", r.stdout)
 	}
-	st := mustRefill(t, dir, "status", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16", "--output", "json")
+	st := mustRefill(t, dir, "status", "--target", target, "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16", "--output", "json")
 	if strings.Contains(st.stdout, `"state": "missing"`) || strings.Contains(st.stdout, `"state": "stale"`) {
 		t.Errorf("ClickHouse status after the run:\n%.2000s", st.stdout)
 	}

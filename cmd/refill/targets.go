@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -98,9 +99,10 @@ func kindOf(name string) (adapterKind, bool) {
 		}, true
 	case "clickhouse":
 		return adapterKind{
-			dsn:   true,
-			block: clickhouse.CheckBlock,
-			info:  clickhouse.Capabilities(),
+			dsn:      true,
+			settings: []string{"cluster", "layout", "sharding_key"},
+			block:    clickhouse.CheckBlock,
+			info:     clickhouse.Capabilities(),
 			dialect: func(t *models.Target) (models.Dialect, string) {
 				schema := t.Schema
 				if opts, err := clickhouse.ParseDSN(t.DSN); schema == "" && err == nil {
@@ -109,11 +111,12 @@ func kindOf(name string) (adapterKind, bool) {
 				return clickhouse.Dialect{}, cmp.Or(schema, "default")
 			},
 			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
-				cfg := clickhouse.Config{DSN: t.DSN, Schema: t.Schema,
-					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Log: a.sqlLog()}
+				cfg := clickhouse.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema,
+					Cluster: t.Settings["cluster"], Layout: t.Settings["layout"], ShardingKey: t.Settings["sharding_key"], Log: a.sqlLog()}
 				a.configureAdapter(&cfg)
 				return clickhouse.Open(a.ctx, cfg)
 			},
+			check: checkClickHouseCluster,
 		}, true
 	case "snowflake":
 		return adapterKind{
@@ -205,4 +208,37 @@ func (a *app) configureAdapter(cfg any) {
 // --version.
 func duckdbEngineVersion() (string, error) {
 	return duckdb.EngineVersion(context.Background())
+}
+
+// checkClickHouseCluster refuses cluster settings that cannot work: a
+// layout or sharding key without a cluster, an unknown layout, and under
+// the sharded layout a model whose table is another's local table.
+func checkClickHouseCluster(t *models.Target, p *models.Project, s models.TargetSchemas) error {
+	cluster, layout := t.Settings["cluster"], t.Settings["layout"]
+	for _, key := range []string{"layout", "sharding_key"} {
+		if t.Settings[key] != "" && cluster == "" {
+			return t.Errorf(key, "%s applies to a cluster: set cluster: (a cluster of the servers' remote_servers)", key)
+		}
+	}
+	if layout != "" && layout != clickhouse.LayoutReplicated && layout != clickhouse.LayoutSharded {
+		return t.Errorf("layout", "unknown layout %q: want %s (every node holds every row) or %s (a Distributed table over a replicated table per shard)",
+			layout, clickhouse.LayoutReplicated, clickhouse.LayoutSharded)
+	}
+	if layout != clickhouse.LayoutSharded {
+		return nil
+	}
+	tables := map[string]*models.Model{}
+	name := func(r models.Relation) string { return strings.ToLower(cmp.Or(r.Schema, s.Default) + "." + r.Name) }
+	for _, m := range p.Models {
+		tables[name(m.Relation)] = m
+	}
+	for _, m := range p.Models {
+		local := m.Relation
+		local.Name += clickhouse.LocalSuffix
+		if other := tables[name(local)]; other != nil {
+			return &models.Error{File: other.Path, Msg: fmt.Sprintf("model %s would be written to %s, which the sharded layout uses for the shards of %s; rename one of them",
+				other.Name, name(local), m.Name)}
+		}
+	}
+	return nil
 }

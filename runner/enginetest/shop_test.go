@@ -47,9 +47,8 @@ func TestClickHouseShop(t *testing.T) {
 			a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+db)
 		}
 	})
-	// The shop's DuckDB target sets a path.
 	p, err := models.Load(os.DirFS(adaptertest.ShopDir), models.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false },
-		Adapters: []models.AdapterKeys{{Name: "duckdb", TargetKeys: []string{"path"}}}})
+		Adapters: adaptertest.ShopAdapters})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,9 @@ SELECT o.customer_id,
        count(*) AS orders,
        sum(o.amount) AS revenue,
        min(o.order_date) AS first_order
-FROM "staging"."orders" AS o
+-- The subquery keeps this portable to a sharded ClickHouse 18.16 cluster,
+-- whose Distributed tables lose a JOIN's alias of them.
+FROM (SELECT customer_id, amount, order_date FROM "staging"."orders") AS o
 JOIN "raw"."customers" AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name;
 
