@@ -288,15 +288,10 @@ func (a *Adapter) ensureDatabase(ctx context.Context, tag adapters.Tag, database
 		return nil
 	}
 	if a.cluster != nil && database != a.cfg.StageSchema {
-		// Every node's tables: ON CLUSTER, which waits for every node, so
-		// not when there is nothing to do. (Stages live on one node; each
-		// node makes its stage database for a shard's part itself.)
-		if ok, err := a.databaseExists(ctx, tag, database); err != nil {
+		// Every node's tables. (Stages live on one node; each node makes
+		// its stage database for a shard's part itself.)
+		if err := a.ensureClusterDatabase(ctx, tag, database); err != nil {
 			return err
-		} else if !ok {
-			if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+a.onCluster()); err != nil {
-				return err
-			}
 		}
 	} else if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)); err != nil {
 		return err

@@ -231,6 +231,15 @@ func (a *Adapter) databaseExists(ctx context.Context, tag adapters.Tag, database
 	return err == nil && adapters.Int(res.Rows[0][0]) > 0, err
 }
 
+// ensureClusterDatabase creates database on every node: ON CLUSTER,
+// which waits for every node, so not when the coordinator has it.
+func (a *Adapter) ensureClusterDatabase(ctx context.Context, tag adapters.Tag, database string) error {
+	if ok, err := a.databaseExists(ctx, tag, database); err != nil || ok {
+		return err
+	}
+	return a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+a.onCluster())
+}
+
 // syncReplica waits until this server's replica of table has applied
 // everything ZooKeeper's log holds for it.
 func (a *Adapter) syncReplica(ctx context.Context, tag adapters.Tag, table models.Relation) error {
@@ -258,7 +267,12 @@ func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*Adapter, applied
 // <table>_local, replicated per shard, and table, Distributed over it by
 // key. It returns the local table (table itself when replicated).
 func (a *Adapter) createOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation, defs, engine, key string, ifNotExists bool) (models.Relation, error) {
-	if err := a.ensureDatabase(ctx, tag, table.Schema); err != nil {
+	err := a.ensureClusterDatabase(ctx, tag, table.Schema)
+	if table.Schema == a.cfg.StageSchema {
+		// The coordinator has its stage database; the other nodes may not.
+		err = a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(table.Schema)+a.onCluster())
+	}
+	if err != nil {
 		return models.Relation{}, err
 	}
 	create := "CREATE TABLE "
@@ -490,8 +504,13 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 
 // alterSharded applies change to the local table on one replica of each
 // shard (ZooKeeper carries it to the others) and to the Distributed table
-// on every node.
+// on every node (ClickHouse refuses ALTER ... ON CLUSTER of a table that
+// is not replicated on a cluster whose shards are). A node that does not
+// answer fails it: run again once it is back, which applies what is
+// missing.
 func (a *Adapter) alterSharded(ctx context.Context, tag adapters.Tag, target, local models.Relation, change *adapters.SchemaChange) error {
+	defer a.forget(local)
+	defer a.forget(target)
 	for i, replicas := range a.cluster.shards {
 		done := false
 		for _, n := range replicas {
@@ -509,15 +528,9 @@ func (a *Adapter) alterSharded(ctx context.Context, tag adapters.Tag, target, lo
 			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
 		}
 	}
-	have, err := a.Columns(ctx, target)
-	if err != nil {
-		return err
-	}
-	defer a.forget(target)
-	for _, stmt := range AlterStatements(a.d, target, have, change) {
-		stmt = strings.Replace(stmt, "ALTER TABLE "+target.Quote(a.d), "ALTER TABLE "+target.Quote(a.d)+a.onCluster(), 1)
-		if err := a.exec(ctx, tag, stmt); err != nil {
-			return err
+	for _, n := range a.cluster.nodes() {
+		if err := n.alter(ctx, tag, target, change); err != nil {
+			return fmt.Errorf("on %s: %w", n.addr, err)
 		}
 	}
 	return nil
@@ -558,4 +571,181 @@ func (a *Adapter) dropShared(ctx context.Context, tag adapters.Tag, table models
 		return
 	}
 	a.drop(ctx, tag, table)
+}
+
+// alterDistributed changes the columns of the Distributed table target on
+// every node from have to want.
+func (a *Adapter) alterDistributed(ctx context.Context, tag adapters.Tag, target models.Relation, have, want []adapters.TableColumn) error {
+	change := &adapters.SchemaChange{Add: want, Widen: want}
+	for _, h := range have {
+		if !slices.ContainsFunc(want, func(c adapters.TableColumn) bool { return c.Name == h.Name }) {
+			change.Drop = append(change.Drop, h.Name)
+		}
+	}
+	defer a.forget(target)
+	for _, n := range a.cluster.nodes() {
+		if err := n.alter(ctx, tag, target, change); err != nil {
+			return fmt.Errorf("on %s: %w", n.addr, err)
+		}
+	}
+	return nil
+}
+
+// rebuildOnCluster is Rebuild on a cluster: the new table is made on every
+// node as refill makes a model's table (replicated, or Distributed over a
+// replicated table per shard), filled from the stages (through the
+// Distributed table, and counted on every shard), then renamed into place
+// on every node by one RENAME ... ON CLUSTER. As on one server, each
+// node's RENAME is atomic or leaves the table briefly absent; the nodes do
+// it one after another. With the sharded layout the local tables are
+// renamed, and the Distributed table over them is created or altered to
+// the new columns on every node.
+func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+	defer a.forget(target)
+	stage, err := a.readTable(ctx, tag, stages[0].Relation)
+	if err == nil && stage == nil {
+		err = fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", stages[0].Relation)
+	}
+	if err != nil {
+		return err
+	}
+	defs, engine := columnDefs(a.d, stage.Columns), stage.EngineClause
+	if columns != nil {
+		opts, err := modelTableOptions(a.d, stages[0].Model, false)
+		if err != nil {
+			return err
+		}
+		cols := make([]column, len(columns))
+		for i, c := range columns {
+			cols[i] = column{Name: c.Name, Type: c.Type}
+		}
+		defs, engine = columnDefs(a.d, cols), opts.Clauses()
+	}
+	info, err := a.table(ctx, tag, target)
+	if err != nil {
+		return err
+	}
+	local, key := target, ""
+	if a.sharded() {
+		if key, err = a.shardingKey(stages[0].Model); err != nil {
+			return err
+		}
+		local.Name += LocalSuffix
+		if info != nil {
+			l, _, dist, err := a.localOf(ctx, tag, target, info)
+			if err != nil {
+				return err
+			}
+			local, key = l, dist.key
+		}
+	} else if info != nil {
+		if err := a.swappable(info, target); err != nil {
+			return err
+		}
+	}
+
+	// The new table, filled.
+	fresh := a.tableName(target, adapters.KindSwap, tag.RunID)
+	freshLocal, err := a.createOnCluster(ctx, tag, fresh, defs, engine, key, false)
+	if err != nil {
+		return err
+	}
+	bg := context.WithoutCancel(ctx)
+	defer a.dropOnCluster(bg, tag, fresh)
+	defer a.dropOnCluster(bg, tag, freshLocal)
+	cols, err := a.Columns(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = a.d.QuoteIdent(c.Name)
+	}
+	list := strings.Join(names, ", ")
+	fill := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
+	want := int64(0)
+	for _, st := range stages {
+		if err := a.exec(fill, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", fresh.Quote(a.d), list, list, st.Relation.Quote(a.d))); err != nil {
+			return err
+		}
+		res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
+		if err != nil {
+			return err
+		}
+		want += adapters.Int(res.Rows[0][0])
+	}
+	// Every replica that answers holds the new rows before the rename.
+	got := int64(0)
+	for i, replicas := range a.cluster.shards {
+		counted := false
+		for _, n := range replicas {
+			err := n.syncReplica(ctx, tag, freshLocal)
+			var res *adapters.Result
+			if err == nil && !counted {
+				res, err = n.query(ctx, tag, "SELECT count() FROM "+freshLocal.Quote(a.d))
+			}
+			if unreachable(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("on %s: %w", n.addr, err)
+			}
+			if !counted {
+				got += adapters.Int(res.Rows[0][0])
+				counted = true
+			}
+		}
+		if !counted {
+			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
+		}
+		if !a.sharded() {
+			break // one table on every node: one count
+		}
+	}
+	if got != want {
+		return fmt.Errorf("the stages' %d rows reached the new table as %d; nothing was swapped", want, got)
+	}
+
+	ledger := tag
+	ledger.Step = "ledger"
+	if err := a.writeRecords(ctx, ledger, pendingRecords(records)); err != nil {
+		return err
+	}
+	// The local table is renamed into place; a Distributed table over it
+	// is not (18.16 leaves a renamed Distributed table's folder behind),
+	// but created, or given the new table's columns.
+	var oldDist []adapters.TableColumn
+	if a.sharded() && info != nil {
+		if oldDist, err = a.Columns(ctx, target); err != nil {
+			return err
+		}
+	}
+	old := a.tableName(target, adapters.KindSwap, tag.RunID)
+	renames := []string{freshLocal.Quote(a.d) + " TO " + local.Quote(a.d)}
+	if info != nil {
+		renames = append([]string{local.Quote(a.d) + " TO " + old.Quote(a.d)}, renames...)
+	}
+	defer a.forget(local)
+	if err := a.exec(ctx, tag, "RENAME TABLE "+strings.Join(renames, ", ")+a.onCluster()); err != nil {
+		return fmt.Errorf("%w: swapping in the rebuilt %s: %w", adapters.ErrMaybePublished, target, err)
+	}
+	if info != nil {
+		a.dropOnCluster(bg, tag, old)
+	}
+	if a.sharded() {
+		var err error
+		if info == nil {
+			err = a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)", target.Quote(a.d), a.onCluster(), local.Quote(a.d),
+				a.d.QuoteString(a.cluster.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key))
+		} else {
+			err = a.alterDistributed(ctx, tag, target, oldDist, cols)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: giving %s the columns of the rebuilt %s: %w", adapters.ErrMaybePublished, target, local, err)
+		}
+	}
+	if err := a.writeRecords(ctx, ledger, records); err != nil {
+		return fmt.Errorf("%s was rebuilt, but recording it in the ledger failed (the next run redoes it): %w: %w", target, adapters.ErrMaybePublished, err)
+	}
+	return nil
 }

@@ -356,15 +356,14 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 		return nil
 	}
 	target = a.resolve(target)
-	if a.cluster != nil {
-		return fmt.Errorf("rebuilding %s on cluster %s: %w yet (drop the table ON CLUSTER, and for the sharded layout its %s table, and run again to recreate it)",
-			target, a.cluster.name, adapters.ErrNotSupported, LocalSuffix)
-	}
 	mu := a.lock(target)
 	mu.Lock()
 	defer mu.Unlock()
 	tag := stages[0].Tag
 	tag.Step = "rebuild"
+	if a.cluster != nil {
+		return a.rebuildOnCluster(ctx, tag, target, stages, records, columns)
+	}
 	defer a.forget(target)
 	if err := a.ensureDatabase(ctx, tag, target.Schema); err != nil {
 		return err

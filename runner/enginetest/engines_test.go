@@ -102,3 +102,32 @@ func schemas(t *testing.T) adaptertest.Schemas {
 }
 
 func row(d string, v int64) adaptertest.Row { return adaptertest.Row{D: d, V: v} }
+
+// TestClickHouseCluster runs the runner's checks on a ClickHouse cluster
+// (.ci/cluster/start), in each layout.
+func TestClickHouseCluster(t *testing.T) {
+	dsn, name := os.Getenv("CLICKHOUSE_CLUSTER_DSN"), os.Getenv("CLICKHOUSE_CLUSTER")
+	if dsn == "" || name == "" {
+		t.Skip("CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are not set: start a cluster with .ci/cluster/start (see README)")
+	}
+	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
+		t.Run(layout, func(t *testing.T) {
+			adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+				a, err := clickhouse.Open(t.Context(), clickhouse.Config{DSN: dsn, Cluster: name, Layout: layout,
+					Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					defer a.Close()
+					for _, db := range []string{s.Default, s.Ledger, s.Stage} {
+						if _, err := a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+a.Dialect().QuoteIdent(db)+" ON CLUSTER "+a.Dialect().QuoteIdent(name)); err != nil {
+							t.Errorf("dropping %s: %v", db, err)
+						}
+					}
+				})
+				return a
+			}, runnerTests)
+		})
+	}
+}
