@@ -14,13 +14,21 @@ build:
 # Unit, golden and end-to-end tests against an in-process DuckDB, and the
 # real refill binary under SIGKILL and SIGINT. The ClickHouse tests run when
 # CLICKHOUSE_DSN is set (.ci/run starts an 18.16 server), and once more
-# against ClickHouse 26 when CHDB_DSN is set (.ci/chdb/start); the Snowflake
-# ones when SNOWFLAKE_DSN is set; otherwise they skip, saying why.
+# against ClickHouse 26 when CHDB_DSN is set (.ci/chdb/start); the cluster
+# tests when CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are set
+# (.ci/cluster/start), and the one that stops a node of it on its own,
+# afterwards, when CLICKHOUSE_CLUSTER_DIR is set too; the Snowflake ones
+# when SNOWFLAKE_DSN is set; otherwise they skip, saying why.
 test:
 	$(GO) vet -tags $(TAGS) ./...
-	$(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
+	CLICKHOUSE_CLUSTER_DIR= $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
+	@if [ -n "$$CLICKHOUSE_CLUSTER_DIR" ]; then \
+		echo "ClickHouse cluster at $$CLICKHOUSE_CLUSTER_DIR: stopping a replica mid-run"; \
+		$(GO) test -tags $(TAGS) -count=1 -timeout 30m -run 'TestClusterReplicaStoppedMidRun' ./cmd/refill/; \
+	fi
 	@if [ -n "$$CHDB_DSN" ]; then \
 		echo "ClickHouse 26 (chDB) at $$CHDB_DSN"; \
+		export CLICKHOUSE_CLUSTER_DSN= CLICKHOUSE_CLUSTER_DIR=; \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./adapters/clickhouse/ ./runner/enginetest/ && \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run ClickHouse ./cmd/refill/ && \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run 'TestRunStatements/clickhouse' ./cmd/refill/; \

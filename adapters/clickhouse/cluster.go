@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"cmp"
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
@@ -196,7 +197,7 @@ func (a *Adapter) node(opts *clickhouse.Options, addr string) *Adapter {
 // down, or not listening), rather than that it refused a statement.
 func unreachable(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, driver.ErrBadConn)
 }
 
 // zkPath returns the ZooKeeper path of a replicated table refill creates,
@@ -364,7 +365,8 @@ func (a *Adapter) addr0() string {
 
 // swapSharded publishes st into a sharded target (see the comment at the
 // top of this file).
-func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange) (err error) {
+func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
+	changing := once(pending)
 	target := a.resolve(st.Target)
 	stage, err := a.readTable(ctx, tag, st.Relation)
 	if err != nil {
@@ -406,6 +408,9 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 			return err
 		}
 		if !change.Empty() {
+			if err := changing(); err != nil {
+				return err
+			}
 			if err := a.alterSharded(ctx, tag, target, local, change); err != nil {
 				return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, target, err)
 			}
@@ -484,12 +489,15 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 	}
 
 	// Swap each shard's part into its local table.
+	if err := changing(); err != nil {
+		return err
+	}
 	state := &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}
 	for i, nodes := range shards {
 		n := nodes[0]
 		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
 			State: &stageState{key: state.key, workEngine: state.workEngine}}
-		if err := n.swap(ctx, tag, sub, nil); err != nil {
+		if err := n.swap(ctx, tag, sub, nil, nil); err != nil {
 			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
 				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 			}
@@ -748,4 +756,17 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 		return fmt.Errorf("%s was rebuilt, but recording it in the ledger failed (the next run redoes it): %w: %w", target, adapters.ErrMaybePublished, err)
 	}
 	return nil
+}
+
+// once returns a function that calls f (if set) the first time it is
+// called, and does nothing after.
+func once(f func() error) func() error {
+	return func() error {
+		if f == nil {
+			return nil
+		}
+		g := f
+		f = nil
+		return g()
+	}
 }

@@ -144,8 +144,20 @@ func (a *Adapter) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Unrecorded lists the staging tables of the runs dead reports.
+// Unrecorded lists the staging tables of the runs dead reports, on a
+// cluster those of every node that answers (a run's coordinator may have
+// been another node; its pending records are in the ledger in any case).
 func (a *Adapter) Unrecorded(ctx context.Context, dead func(runToken string) bool) ([]string, error) {
+	if a.cluster != nil {
+		var out []string
+		err := a.cleanNodes(func(n *Adapter) error {
+			names, err := n.Unrecorded(ctx, dead)
+			out = append(out, names...)
+			return err
+		})
+		slices.Sort(out)
+		return slices.Compact(out), err
+	}
 	names, err := a.tablesWithPrefix(ctx, adapters.Tag{Step: "clean"}, a.cfg.StageSchema, "")
 	if err != nil {
 		return nil, err

@@ -65,7 +65,17 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	for _, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
-		if err := swap(ctx, tag, sw.Stage, sw.Change); err != nil {
+		var pending func() error
+		if a.cluster != nil {
+			// The evidence of a publication a crash interrupts must be
+			// where every node reads it: the replicated ledger, not only
+			// the coordinator's stage. It is written just before the
+			// target first changes.
+			ledger := tag
+			ledger.Step = "ledger"
+			pending = func() error { return a.writeRecords(ctx, ledger, pendingRecords(sw.Records)) }
+		}
+		if err := swap(ctx, tag, sw.Stage, sw.Change, pending); err != nil {
 			if errors.Is(err, adapters.ErrMaybePublished) {
 				a.hold(sw.Stage) // evidence for the next run, should the runner fail to record it
 			}
@@ -196,7 +206,11 @@ func idList(d Dialect, ids []string) string {
 }
 
 // swap publishes one stage (see the comment at the top of this file).
-func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange) (err error) {
+//
+// pending, when set, is called right before the target's rows or columns
+// first change; its error stops the swap.
+func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
+	changing := once(pending)
 	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window, WorkEngine: stateOf(st).workEngine}
 	target, err := a.table(ctx, tag, p.Target)
 	if err != nil {
@@ -239,6 +253,11 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	if target != nil {
 		if err := a.swappable(target, p.Target); err != nil {
 			return err
+		}
+		if !change.Empty() {
+			if err := changing(); err != nil {
+				return err
+			}
 		}
 		if err := a.alter(ctx, tag, p.Target, change); err != nil {
 			return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, p.Target, err)
@@ -295,6 +314,9 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		// DROP PARTITION to the leader, which lacks the source of the
 		// REPLACE clauses: the drops go in an ALTER of their own.
 		swap = SplitSwapSQL(a.d, p.Target, source, have, p.Touched)
+	}
+	if err := changing(); err != nil {
+		return err
 	}
 	if err := a.execAll(ctx, tag, swap); err != nil {
 		// The ALTER replaces partitions one by one: some may be swapped.

@@ -191,8 +191,12 @@ func TestClusterMatchesDuckDB(t *testing.T) {
 	}
 }
 
+// clusterRowsPerDay are the source's rows a day in clusterCrashProject:
+// enough that both shards hold rows of every day (sharded at random).
+const clusterRowsPerDay = 20
+
 // clusterCrashProject writes a project with one daily model over 65 days
-// of a seeded source (4 rows a day) on the cluster, sharded at random, and
+// of a seeded source (clusterRowsPerDay rows a day) on the cluster, sharded at random, and
 // backfills it at k = 1. It returns the folder and the model's database.
 func clusterCrashProject(t *testing.T) (string, string) {
 	b := make([]byte, 3)
@@ -209,7 +213,7 @@ start: 2024-01-01
 SELECT e.d AS d, e.i AS i, e.v * {{ var("k") }} AS w
 FROM {{ source("`+prefix+`src.events") }} AS e
 WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
-	write(t, dir, "seeds/"+prefix+"src/events.csv", crashEvents(4))
+	write(t, dir, "seeds/"+prefix+"src/events.csv", crashEvents(clusterRowsPerDay))
 	dropOnCluster(t, prefix+"src", prefix+"mart")
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", crashNow)
@@ -241,7 +245,7 @@ func shardVersions(t *testing.T, nodes []*clickhouse.Adapter, db string) (map[st
 }
 
 // checkConverged asserts that after a complete run at k every day holds
-// its 4 rows at version k on the shards, every replica agrees, every
+// its rows at version k on the shards, every replica agrees, every
 // partition is done, every node reads the same ledger, and no stage is
 // left on any node.
 func checkConverged(t *testing.T, dir, db string, k int64) {
@@ -257,8 +261,8 @@ func checkConverged(t *testing.T, dir, db string, k int64) {
 		t.Errorf("%d days hold rows, want %d", len(counts), crashDays)
 	}
 	for d, c := range counts {
-		if c != 4 {
-			t.Errorf("%s holds %d rows over the shards, want 4", d, c)
+		if c != clusterRowsPerDay {
+			t.Errorf("%s holds %d rows over the shards, want %d", d, c, clusterRowsPerDay)
 		}
 	}
 	for _, n := range nodes {
@@ -289,12 +293,29 @@ func TestClusterKilledMidRun(t *testing.T) {
 	clusterEnv(t)
 	bin := binary(t)
 	dir, db := clusterCrashProject(t)
-	// --verbose prints each statement before it runs: the kill comes
-	// right after the first shard's swap of the fourth day is sent, before
-	// the second shard's.
+	// --verbose prints each statement before it runs, after a line naming
+	// the node it runs on. After a shard's swap refill waits for the
+	// shard's other replica: the kill comes as that wait is printed for
+	// shard 1 (node 2) on the fourth day, when shard 1 has swapped and
+	// shard 2 has not begun.
 	cmd, lines, out := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1", "--verbose")
 	waitFor(t, lines, "ok", 3)
-	waitFor(t, lines, "ALTER TABLE `"+db+"`.`m_local` REPLACE PARTITION", 1)
+	opts, err := clickhouse.ParseDSN(strings.Split(os.Getenv("CLICKHOUSE_CLUSTER_NODES"), ",")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	node2, wait := "-- on "+opts.Addr[0], "SYSTEM SYNC REPLICA `"+db+"`.`m_local`"
+	for on := ""; ; {
+		l, ok := <-lines
+		if !ok {
+			t.Fatalf("the run ended before shard 1's swap:\n%s", out)
+		}
+		if strings.HasPrefix(l, "-- on ") {
+			on = l
+		} else if strings.HasPrefix(l, wait) && on == node2 {
+			break
+		}
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	exitCodeOf(cmd)
 	ch := openCluster(t, clickhouse.LayoutSharded)
@@ -340,8 +361,8 @@ func TestClusterKilledMidRun(t *testing.T) {
 			t.Errorf("%s holds the old rows, but status says done", day)
 		}
 	}
-	if fresh < 3 {
-		t.Errorf("after the kill %d days hold the new rows; want at least 3\n%s", fresh, out)
+	if fresh < 3 || mixed != 1 {
+		t.Errorf("after the kill %d days hold the new rows, and %d new rows on one shard, old on the other; want at least 3, and 1\n%s", fresh, mixed, out)
 	}
 	t.Logf("killed after %d days published, %d with their shards disagreeing", fresh, mixed)
 

@@ -148,3 +148,43 @@ func TestAdapterSettingsErrors(t *testing.T) {
 		t.Errorf("exit %d, want %d and %s:\n%s", r.code, exitUsage, want, r.stderr)
 	}
 }
+
+// TestClusterSettingsErrors: a ClickHouse target's cluster settings are
+// checked before anything connects, each error at its line.
+func TestClusterSettingsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, target string
+		models       map[string]string
+		want         string
+	}{
+		{"layout without a cluster", `{adapter: clickhouse, dsn: "clickhouse://h:9000/d", layout: sharded}`, nil,
+			"refill.yml:2:67: layout applies to a cluster: set cluster: (a cluster of the servers' remote_servers)"},
+		{"sharding key without a cluster", `{adapter: clickhouse, dsn: "clickhouse://h:9000/d", sharding_key: "rand()"}`, nil,
+			"refill.yml:2:73: sharding_key applies to a cluster"},
+		{"unknown layout", `{adapter: clickhouse, dsn: "clickhouse://h:9000/d", cluster: c, layout: shardd}`, nil,
+			`refill.yml:2:79: unknown layout "shardd": want replicated (every node holds every row) or sharded`},
+		{"a model on another's local table", `{adapter: clickhouse, dsn: "clickhouse://h:9000/d", cluster: c, layout: sharded}`,
+			map[string]string{"models/m.sql": "SELECT 1 AS x\n", "models/m_local.sql": "SELECT 2 AS x\n"},
+			"models/m_local.sql: model m_local would be written to d.m_local, which the sharded layout uses for the shards of m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "refill.yml", "targets:\n  ch: "+tc.target+"\n")
+			write(t, dir, "models/x.sql", "SELECT 1 AS x\n")
+			for k, v := range tc.models {
+				write(t, dir, k, v)
+			}
+			r := refill(t, dir, "plan", "--offline")
+			if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, want %d and %s:\n%s", r.code, exitUsage, tc.want, r.stderr)
+			}
+		})
+	}
+	// A model's sharding key is its own business, not its version's.
+	dir := t.TempDir()
+	write(t, dir, "refill.yml", "targets:\n  ch: {adapter: clickhouse, dsn: \"clickhouse://h:9000/d\", cluster: c, layout: sharded, sharding_key: \"rand()\"}\n")
+	write(t, dir, "models/m.sql", "/* refill\nclickhouse: {sharding_key: \"cityHash64(x)\"}\n*/\nSELECT 1 AS x\n")
+	if r := refill(t, dir, "validate"); r.code != 0 {
+		t.Errorf("validate: exit %d\n%s", r.code, r.stderr)
+	}
+}
