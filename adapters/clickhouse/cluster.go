@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -48,10 +49,11 @@ import (
 // Each shard's swap is atomic per physical partition, as on one server;
 // the shards of one window are swapped one after the other, so a query
 // during a publication may see the new rows of one shard with the old of
-// another, and a crash between shards leaves them so. The ledger is
-// written only after every shard has swapped, and the stage is kept until
-// it is: the next run finds it, records its partitions pending and
-// redoes them, which replaces every shard's part again.
+// another, and a crash between shards leaves them so. The ledger holds
+// the publication pending before any shard changes, and done only after
+// every shard has swapped (the stage is kept until then too): the next
+// run, from any node, redoes a pending window, which replaces every
+// shard's part again.
 
 // Layouts of a cluster's tables (Config.Layout).
 const (
@@ -251,15 +253,13 @@ func (a *Adapter) syncReplica(ctx context.Context, tag adapters.Tag, table model
 // applied what applied did, skipping nodes that do not answer (they catch
 // up when they return).
 func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*Adapter, applied *Adapter, table models.Relation) error {
-	for _, n := range nodes {
-		if n == applied {
-			continue
-		}
+	others := slices.DeleteFunc(slices.Clone(nodes), func(n *Adapter) bool { return n == applied })
+	return errors.Join(onEach(others, func(_ int, n *Adapter) error {
 		if err := n.syncReplica(ctx, tag, table); err != nil && !unreachable(err) {
 			return fmt.Errorf("waiting for %s to replicate %s: %w", n.addr, table, err)
 		}
-	}
-	return nil
+		return nil
+	})...)
 }
 
 // createOnCluster creates table on every node of the cluster, from column
@@ -429,29 +429,37 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 		return err
 	}
 	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
+	// On every node at once: creating (and dropping) a replicated table
+	// costs each node some 10 to 30 ms of ZooKeeper round trips.
 	shards := make([][]*Adapter, len(a.cluster.shards)) // the nodes that have part
 	defer func() {
 		bg := context.WithoutCancel(ctx)
 		a.drop(bg, tag, route)
+		var have []*Adapter
 		for _, nodes := range shards {
-			for _, n := range nodes {
-				n.drop(bg, tag, part)
-			}
+			have = append(have, nodes...)
 		}
+		onEach(have, func(_ int, n *Adapter) error { n.drop(bg, tag, part); return nil })
 	}()
+	errs := onEach(a.cluster.nodes(), func(_ int, n *Adapter) error {
+		err := n.ensureDatabase(ctx, tag, part.Schema)
+		if err == nil {
+			err = n.exec(ctx, tag, create)
+		}
+		return err
+	})
+	k := 0
 	for i, replicas := range a.cluster.shards {
 		for _, n := range replicas {
-			err := n.ensureDatabase(ctx, tag, part.Schema)
-			if err == nil {
-				err = n.exec(ctx, tag, create)
-			}
+			err := errs[k]
+			k++
 			if unreachable(err) {
 				continue
 			}
+			shards[i] = append(shards[i], n)
 			if err != nil {
 				return fmt.Errorf("on %s: %w", n.addr, err)
 			}
-			shards[i] = append(shards[i], n)
 		}
 		if len(shards[i]) == 0 {
 			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
@@ -470,17 +478,27 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 		return err
 	}
 	want, got := adapters.Int(res.Rows[0][0]), int64(0)
-	counts := make([]string, len(shards))
+	first := make([]*Adapter, len(shards)) // the replica of each shard that swaps
 	for i, nodes := range shards {
-		n := nodes[0]
-		if err := n.syncReplica(ctx, tag, part); err != nil {
-			return fmt.Errorf("on %s: %w", n.addr, err)
+		first[i] = nodes[0]
+	}
+	n := make([]int64, len(shards))
+	errs = onEach(first, func(i int, node *Adapter) error {
+		if err := node.syncReplica(ctx, tag, part); err != nil {
+			return fmt.Errorf("on %s: %w", node.addr, err)
 		}
-		res, err := n.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
+		res, err := node.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
 		if err != nil {
-			return fmt.Errorf("on %s: %w", n.addr, err)
+			return fmt.Errorf("on %s: %w", node.addr, err)
 		}
-		c := adapters.Int(res.Rows[0][0])
+		n[i] = adapters.Int(res.Rows[0][0])
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	counts := make([]string, len(shards))
+	for i, c := range n {
 		got += c
 		counts[i] = fmt.Sprintf("shard %d: %d", i+1, c)
 	}
@@ -488,7 +506,8 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 		return fmt.Errorf("the stage's %d rows reached the shards as %d (%s); nothing was swapped", want, got, strings.Join(counts, ", "))
 	}
 
-	// Swap each shard's part into its local table.
+	// Swap each shard's part into its local table, one shard after the
+	// other (so that a crash leaves at most one shard half way).
 	if err := changing(); err != nil {
 		return err
 	}
@@ -562,13 +581,13 @@ func clusterGuarantee(c *cluster) string {
 		return "on cluster " + c.name + " (" + strconv.Itoa(len(c.shards)) + " shards, " + n + " nodes), each shard's physical partitions are replaced atomically " +
 			"(REPLACE PARTITION on one replica, which ZooKeeper carries to the others; refill waits for every replica that answers), " +
 			"but the shards of a window one after the other, so a query may briefly see one shard's new rows with another's old; " +
-			"the ledger is written only after every shard has swapped, and each stage is kept until it is, so after a crash " +
-			"the next run redoes the window on every shard"
+			"the ledger holds the window pending before any shard changes and done only after every shard has swapped, " +
+			"so after a crash the next run, from any node, redoes the window on every shard"
 	}
 	return "on cluster " + c.name + " (" + n + " replicas of every table), each physical partition is replaced atomically " +
 		"(REPLACE PARTITION on the coordinator's replica, which ZooKeeper carries to the others; refill waits for every replica " +
-		"that answers), but a window spanning several partitions is not; the ledger is written after the swaps, and each stage " +
-		"is kept until its records are, so after a crash the next run redoes its partitions"
+		"that answers), but a window spanning several partitions is not; the ledger holds the window pending before the swap " +
+		"and done after it, so after a crash the next run, from any node, redoes its partitions"
 }
 
 // dropShared drops a table that every node has on a cluster (ON CLUSTER),
@@ -769,4 +788,16 @@ func once(f func() error) func() error {
 		f = nil
 		return g()
 	}
+}
+
+// onEach runs fn on every node (and its index) at once and returns its
+// errors, in the nodes' order.
+func onEach(nodes []*Adapter, fn func(i int, n *Adapter) error) []error {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { errs[i] = fn(i, n) })
+	}
+	wg.Wait()
+	return errs
 }
