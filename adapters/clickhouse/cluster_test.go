@@ -2,11 +2,13 @@ package clickhouse_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
@@ -208,5 +210,52 @@ func TestClusterLayout(t *testing.T) {
 				check(second)
 			}}})
 		})
+	}
+}
+
+// TestClusterLeasesAcrossNodes: two runs whose coordinators are different
+// nodes (of different shards) see one ledger: a lease one takes holds
+// off the other, a release lets it in, and records either writes the
+// other reads at once.
+func TestClusterLeasesAcrossNodes(t *testing.T) {
+	_, name := clusterEnv(t)
+	nodeDSNs := strings.Split(os.Getenv("CLICKHOUSE_CLUSTER_NODES"), ",")
+	if len(nodeDSNs) < 3 {
+		t.Skip("CLICKHOUSE_CLUSTER_NODES lists fewer than 3 nodes")
+	}
+	s := adaptertest.Schemas{Default: "cl_" + fmt.Sprint(os.Getpid()), Ledger: fmt.Sprintf("cl_ledger_%d", os.Getpid()), Stage: fmt.Sprintf("cl_stage_%d", os.Getpid())}
+	a := openCluster(t, s, clickhouse.LayoutSharded, clickhouse.Config{})
+	b, err := clickhouse.Open(t.Context(), clickhouse.Config{DSN: nodeDSNs[2], Cluster: name, Layout: clickhouse.LayoutSharded,
+		Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.SetupLedger(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	lease := func(run string, at time.Time) adapters.Lease {
+		return adapters.Lease{Table: "s.t", RunID: run, Host: "h", PID: 1, AcquiredAt: at, HeartbeatAt: at, ExpiresAt: at.Add(time.Minute)}
+	}
+	if err := a.AcquireLease(t.Context(), lease("r1", now)); err != nil {
+		t.Fatal(err)
+	}
+	var held *adapters.LeaseHeldError
+	if err := b.AcquireLease(t.Context(), lease("r2", now.Add(time.Second))); !errors.As(err, &held) || held.Held.RunID != "r1" {
+		t.Errorf("a run through node 3 took the lease a run through node 1 holds: %v", err)
+	}
+	if err := a.ReleaseLeases(t.Context(), "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AcquireLease(t.Context(), lease("r2", now.Add(2*time.Second))); err != nil {
+		t.Errorf("after the release through node 1, node 3's run: %v", err)
+	}
+	rec := adaptertest.Record("m", "2024-01-01", 7)
+	if err := b.RecordPartitions(t.Context(), []adapters.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Partitions(t.Context(), []string{"m"}); err != nil || len(got) != 1 || got[0].Rows != 7 {
+		t.Errorf("node 1 reads what node 3 recorded as %v, %v", got, err)
 	}
 }
