@@ -680,21 +680,15 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 	bg := context.WithoutCancel(ctx)
 	defer a.dropOnCluster(bg, tag, fresh)
 	defer a.dropOnCluster(bg, tag, freshLocal)
-	cols, err := a.Columns(ctx, fresh)
+	if err := a.insertStages(withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1}), tag, fresh, stages); err != nil {
+		return err
+	}
+	cols, err := a.Columns(ctx, fresh) // what the Distributed table must have
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = a.d.QuoteIdent(c.Name)
-	}
-	list := strings.Join(names, ", ")
-	fill := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
 	want := int64(0)
 	for _, st := range stages {
-		if err := a.exec(fill, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", fresh.Quote(a.d), list, list, st.Relation.Quote(a.d))); err != nil {
-			return err
-		}
 		res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
 		if err != nil {
 			return err

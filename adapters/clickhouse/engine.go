@@ -43,13 +43,9 @@ func engineParts(clause string) (name string, args []string, rest string, ok boo
 func closing(s string) int {
 	depth := 0
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+		switch s[i] {
 		case '\'', '`', '"':
-			for i++; i < len(s) && s[i] != c; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
+			i = quoteEnd(s, i)
 		case '(':
 			depth++
 		case ')':
@@ -61,6 +57,18 @@ func closing(s string) int {
 	return -1
 }
 
+// quoteEnd returns the index of the quote closing the one at s[i] (with
+// backslash escapes), or len(s).
+func quoteEnd(s string, i int) int {
+	q := s[i]
+	for i++; i < len(s) && s[i] != q; i++ {
+		if s[i] == '\\' {
+			i++
+		}
+	}
+	return i
+}
+
 // splitArgs splits a list of arguments at its top-level commas.
 func splitArgs(s string) []string {
 	if strings.TrimSpace(s) == "" {
@@ -69,13 +77,9 @@ func splitArgs(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+		switch s[i] {
 		case '\'', '`', '"':
-			for i++; i < len(s) && s[i] != c; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
+			i = quoteEnd(s, i)
 		case '(', '[':
 			depth++
 		case ')', ']':

@@ -403,19 +403,8 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	if err := a.exec(ctx, tag, create); err != nil {
 		return err
 	}
-	cols, err := a.Columns(ctx, fresh)
-	if err != nil {
+	if err := a.insertStages(ctx, tag, fresh, stages); err != nil {
 		return err
-	}
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = a.d.QuoteIdent(c.Name)
-	}
-	list := strings.Join(names, ", ")
-	for _, st := range stages {
-		if err := a.exec(ctx, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", fresh.Quote(a.d), list, list, st.Relation.Quote(a.d))); err != nil {
-			return err
-		}
 	}
 	ledger := tag
 	ledger.Step = "ledger"
@@ -441,6 +430,26 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	}
 	if err := a.writeRecords(ctx, ledger, records); err != nil {
 		return fmt.Errorf("%s was rebuilt, but recording it in the ledger failed (the next run redoes it): %w: %w", target, adapters.ErrMaybePublished, err)
+	}
+	return nil
+}
+
+// insertStages inserts the rows of stages into table, by the names of
+// the columns an INSERT fills.
+func (a *Adapter) insertStages(ctx context.Context, tag adapters.Tag, table models.Relation, stages []*adapters.Stage) error {
+	cols, err := a.Columns(ctx, table)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = a.d.QuoteIdent(c.Name)
+	}
+	list := strings.Join(names, ", ")
+	for _, st := range stages {
+		if err := a.exec(ctx, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", table.Quote(a.d), list, list, st.Relation.Quote(a.d))); err != nil {
+			return err
+		}
 	}
 	return nil
 }
