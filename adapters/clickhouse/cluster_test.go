@@ -259,3 +259,39 @@ func TestClusterLeasesAcrossNodes(t *testing.T) {
 		t.Errorf("node 1 reads what node 3 recorded as %v, %v", got, err)
 	}
 }
+
+// TestClusterOpenRefuses: a cluster the server does not define, an
+// unknown layout, and a ledger made for one server are refused with what
+// to do.
+func TestClusterOpenRefuses(t *testing.T) {
+	dsn, name := clusterEnv(t)
+	for _, c := range []struct {
+		cfg  clickhouse.Config
+		want string
+	}{
+		{clickhouse.Config{Cluster: "nope"}, `the server has no cluster "nope" in its remote_servers (it has: `},
+		{clickhouse.Config{Cluster: name, Layout: "striped"}, `unknown layout "striped": want replicated or sharded`},
+	} {
+		c.cfg.DSN = dsn
+		if a, err := clickhouse.Open(t.Context(), c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%+v) = %v, want an error containing %q", c.cfg.Cluster+" "+c.cfg.Layout, err, c.want)
+			if a != nil {
+				a.Close()
+			}
+		}
+	}
+	s := adaptertest.Schemas{Default: fmt.Sprintf("co_%d", os.Getpid()), Ledger: fmt.Sprintf("co_ledger_%d", os.Getpid()), Stage: fmt.Sprintf("co_stage_%d", os.Getpid())}
+	single, err := clickhouse.Open(t.Context(), clickhouse.Config{DSN: dsn, LedgerSchema: s.Ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer single.Close()
+	if err := single.SetupLedger(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { single.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+s.Ledger) })
+	a := openCluster(t, s, clickhouse.LayoutReplicated, clickhouse.Config{})
+	if err := a.SetupLedger(t.Context()); err == nil || !strings.Contains(err.Error(), "made for one server, not replicated on cluster") {
+		t.Errorf("SetupLedger on a one-server ledger: %v", err)
+	}
+}

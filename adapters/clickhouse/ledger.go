@@ -192,7 +192,16 @@ func (a *Adapter) SetupLedger(ctx context.Context) error {
 	}
 	res, err := a.query(ctx, tag, "SELECT count(DISTINCT table) FROM system.columns WHERE database = "+a.d.QuoteString(a.cfg.LedgerSchema)+
 		" AND table IN ('"+strings.Join([]string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}, "', '")+"')")
-	if err != nil || adapters.Int(res.Rows[0][0]) == 4 {
+	if err != nil {
+		return err
+	}
+	if adapters.Int(res.Rows[0][0]) == 4 {
+		// A ledger made for one server is on one node only.
+		t, err := a.table(ctx, tag, a.ledgerTable(sqlkit.PartitionsTable))
+		if err == nil && t != nil && !strings.HasPrefix(t.Engine, "Replicated") {
+			err = fmt.Errorf("the ledger in database %s is a %s table, made for one server, not replicated on cluster %s: "+
+				"set ledger_schema: to another database for the cluster (or copy its rows into a replicated one)", a.cfg.LedgerSchema, t.Engine, a.cluster.name)
+		}
 		return err
 	}
 	return a.execAll(ctx, tag, ledgerStatements(a.d, a.cfg.LedgerSchema, a.cluster.name))
