@@ -37,7 +37,8 @@ import (
 //     computed, verified and audited on the coordinator as before, in
 //     full. Publishing it then routes its rows to their shards: a table
 //     like the stage, replicated within each shard (kind "l"), on every
-//     node that answers, and a Distributed table over it (kind "r", with the
+//     node that answers (node by node: ON CLUSTER would wait for a node
+//     that is down), and a Distributed table over it (kind "r", with the
 //     target's sharding key) into which the stage is inserted
 //     synchronously. Once the rows of every shard add up to the stage's,
 //     each shard swaps its part into its local table with the one-server
@@ -347,13 +348,13 @@ func (a *Adapter) localOf(ctx context.Context, tag adapters.Tag, t models.Relati
 		return models.Relation{}, nil, dist, err
 	}
 	if linfo == nil {
-		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.addr0())
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.serverAddr())
 	}
 	return local, linfo, dist, a.swappable(linfo, local)
 }
 
-// addr0 names the coordinator in messages.
-func (a *Adapter) addr0() string {
+// serverAddr names the adapter's server in messages.
+func (a *Adapter) serverAddr() string {
 	if a.addr != "" {
 		return a.addr
 	}
@@ -398,7 +399,7 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 		}()
 		dist = distributed{cluster: a.cluster.name, database: local.Schema, table: local.Name, key: key}
 		if linfo, err = a.table(ctx, tag, local); err == nil && linfo == nil {
-			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, a.cluster.name, a.addr0())
+			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, a.cluster.name, a.serverAddr())
 		}
 		if err != nil {
 			return err
