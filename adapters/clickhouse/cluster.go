@@ -62,6 +62,9 @@ const (
 	LayoutSharded    = "sharded"
 )
 
+// KnownLayout reports whether layout is one of the layouts above.
+func KnownLayout(layout string) bool { return layout == LayoutReplicated || layout == LayoutSharded }
+
 // LocalSuffix ends the name of the local table under a Distributed table
 // that refill creates: the model's table t is t_local on each shard.
 const LocalSuffix = "_local"
@@ -113,7 +116,7 @@ func (a *Adapter) onCluster() string {
 // opens a pool to each, with the DSN's user and settings.
 func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) error {
 	c := &cluster{name: a.cfg.Cluster, layout: cmp.Or(a.cfg.Layout, LayoutReplicated), key: cmp.Or(a.cfg.ShardingKey, DefaultShardingKey)}
-	if c.layout != LayoutReplicated && c.layout != LayoutSharded {
+	if !KnownLayout(c.layout) {
 		return fmt.Errorf("unknown layout %q: want %s or %s", c.layout, LayoutReplicated, LayoutSharded)
 	}
 	tag := adapters.Tag{Step: "open"}
@@ -303,14 +306,20 @@ func (a *Adapter) createOnCluster(ctx context.Context, tag adapters.Tag, table m
 		return models.Relation{}, err
 	}
 	if a.sharded() {
-		err := a.exec(ctx, tag, fmt.Sprintf("%s%s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)", create, table.Quote(a.d), a.onCluster(), local.Quote(a.d),
-			a.d.QuoteString(a.cluster.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key))
-		if err != nil {
+		if err := a.exec(ctx, tag, a.distributedSQL(create, table, local, a.onCluster(), key)); err != nil {
 			a.dropOnCluster(ctx, tag, local)
 			return models.Relation{}, err
 		}
 	}
 	return local, nil
+}
+
+// distributedSQL renders create (CREATE TABLE [IF NOT EXISTS]) of table,
+// with on (ON CLUSTER, or ""), as a Distributed table over local with the
+// sharding key key: every node's local, with local's columns.
+func (a *Adapter) distributedSQL(create string, table, local models.Relation, on, key string) string {
+	return fmt.Sprintf("%s%s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)", create, table.Quote(a.d), on, local.Quote(a.d),
+		a.d.QuoteString(a.cluster.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key)
 }
 
 // dropOnCluster drops table on every node, even when ctx is cancelled;
@@ -369,12 +378,9 @@ func (a *Adapter) serverAddr() string {
 func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
 	changing := once(pending)
 	target := a.resolve(st.Target)
-	stage, err := a.readTable(ctx, tag, st.Relation)
+	stage, err := a.stageTable(ctx, tag, st.Relation)
 	if err != nil {
 		return err
-	}
-	if stage == nil {
-		return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", st.Relation)
 	}
 	info, err := a.table(ctx, tag, target)
 	if err != nil {
@@ -415,7 +421,6 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 			if err := a.alterSharded(ctx, tag, target, local, change); err != nil {
 				return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, target, err)
 			}
-			a.forget(local)
 			if linfo, err = a.table(ctx, tag, local); err != nil {
 				return err
 			}
@@ -466,8 +471,7 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
 		}
 	}
-	if err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s ENGINE = Distributed(%s, %s, %s, %s)", route.Quote(a.d), part.Quote(a.d),
-		a.d.QuoteString(a.cluster.name), a.d.QuoteString(part.Schema), a.d.QuoteString(part.Name), dist.key)); err != nil {
+	if err := a.exec(ctx, tag, a.distributedSQL("CREATE TABLE ", route, part, "", dist.key)); err != nil {
 		return err
 	}
 	routeCtx := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
@@ -483,7 +487,7 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 	for i, nodes := range shards {
 		first[i] = nodes[0]
 	}
-	n := make([]int64, len(shards))
+	rows := make([]int64, len(shards))
 	errs = onEach(first, func(i int, node *Adapter) error {
 		if err := node.syncReplica(ctx, tag, part); err != nil {
 			return fmt.Errorf("on %s: %w", node.addr, err)
@@ -492,14 +496,14 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 		if err != nil {
 			return fmt.Errorf("on %s: %w", node.addr, err)
 		}
-		n[i] = adapters.Int(res.Rows[0][0])
+		rows[i] = adapters.Int(res.Rows[0][0])
 		return nil
 	})
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	counts := make([]string, len(shards))
-	for i, c := range n {
+	for i, c := range rows {
 		got += c
 		counts[i] = fmt.Sprintf("shard %d: %d", i+1, c)
 	}
@@ -512,11 +516,9 @@ func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapter
 	if err := changing(); err != nil {
 		return err
 	}
-	state := &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}
-	for i, nodes := range shards {
-		n := nodes[0]
+	for i, n := range first {
 		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
-			State: &stageState{key: state.key, workEngine: state.workEngine}}
+			State: &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}}
 		if err := n.swap(ctx, tag, sub, nil, nil); err != nil {
 			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
 				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
@@ -556,8 +558,15 @@ func (a *Adapter) alterSharded(ctx context.Context, tag adapters.Tag, target, lo
 			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
 		}
 	}
+	return a.alterEveryNode(ctx, tag, target, change)
+}
+
+// alterEveryNode applies change to table (a Distributed table, which
+// is not replicated) on every node; a node that does not answer fails it.
+func (a *Adapter) alterEveryNode(ctx context.Context, tag adapters.Tag, table models.Relation, change *adapters.SchemaChange) error {
+	defer a.forget(table)
 	for _, n := range a.cluster.nodes() {
-		if err := n.alter(ctx, tag, target, change); err != nil {
+		if err := n.alter(ctx, tag, table, change); err != nil {
 			return fmt.Errorf("on %s: %w", n.addr, err)
 		}
 	}
@@ -610,13 +619,7 @@ func (a *Adapter) alterDistributed(ctx context.Context, tag adapters.Tag, target
 			change.Drop = append(change.Drop, h.Name)
 		}
 	}
-	defer a.forget(target)
-	for _, n := range a.cluster.nodes() {
-		if err := n.alter(ctx, tag, target, change); err != nil {
-			return fmt.Errorf("on %s: %w", n.addr, err)
-		}
-	}
-	return nil
+	return a.alterEveryNode(ctx, tag, target, change)
 }
 
 // rebuildOnCluster is Rebuild on a cluster: the new table is made on every
@@ -630,10 +633,7 @@ func (a *Adapter) alterDistributed(ctx context.Context, tag adapters.Tag, target
 // the new columns on every node.
 func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	defer a.forget(target)
-	stage, err := a.readTable(ctx, tag, stages[0].Relation)
-	if err == nil && stage == nil {
-		err = fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", stages[0].Relation)
-	}
+	stage, err := a.stageTable(ctx, tag, stages[0].Relation)
 	if err != nil {
 		return err
 	}
@@ -643,11 +643,7 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 		if err != nil {
 			return err
 		}
-		cols := make([]column, len(columns))
-		for i, c := range columns {
-			cols[i] = column{Name: c.Name, Type: c.Type}
-		}
-		defs, engine = columnDefs(a.d, cols), opts.Clauses()
+		defs, engine = columnDefs(a.d, plainColumns(columns)), opts.Clauses()
 	}
 	info, err := a.table(ctx, tag, target)
 	if err != nil {
@@ -757,8 +753,7 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 	if a.sharded() {
 		var err error
 		if info == nil {
-			err = a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)", target.Quote(a.d), a.onCluster(), local.Quote(a.d),
-				a.d.QuoteString(a.cluster.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key))
+			err = a.exec(ctx, tag, a.distributedSQL("CREATE TABLE ", target, local, a.onCluster(), key))
 		} else {
 			err = a.alterDistributed(ctx, tag, target, oldDist, cols)
 		}

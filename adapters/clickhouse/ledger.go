@@ -32,6 +32,9 @@ var ledgerKeys = map[string][]string{
 	sqlkit.VersionsTable:   {"model", "fingerprint"},
 }
 
+// ledgerTables are the ledger's tables, in the order they are created.
+var ledgerTables = []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}
+
 func ledgerColumns(table string) []sqlkit.Column {
 	return map[string][]sqlkit.Column{sqlkit.PartitionsTable: sqlkit.PartitionColumns,
 		sqlkit.RunsTable: sqlkit.RunColumns, sqlkit.LeasesTable: sqlkit.LeaseColumns,
@@ -53,7 +56,7 @@ func ledgerStatements(d Dialect, database, cluster string) []string {
 		on = " ON CLUSTER " + d.QuoteIdent(cluster)
 	}
 	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + d.QuoteIdent(database) + on}
-	for _, table := range []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable} {
+	for _, table := range ledgerTables {
 		var defs []string
 		for _, c := range ledgerColumns(table) {
 			typ := d.ColumnType(c.Type)
@@ -191,11 +194,11 @@ func (a *Adapter) SetupLedger(ctx context.Context) error {
 		return a.execAll(ctx, tag, LedgerStatements(a.d, a.cfg.LedgerSchema))
 	}
 	res, err := a.query(ctx, tag, "SELECT count(DISTINCT table) FROM system.columns WHERE database = "+a.d.QuoteString(a.cfg.LedgerSchema)+
-		" AND table IN ('"+strings.Join([]string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}, "', '")+"')")
+		" AND table IN ('"+strings.Join(ledgerTables, "', '")+"')")
 	if err != nil {
 		return err
 	}
-	if adapters.Int(res.Rows[0][0]) == 4 {
+	if adapters.Int(res.Rows[0][0]) == int64(len(ledgerTables)) {
 		// A ledger made for one server is on one node only.
 		t, err := a.table(ctx, tag, a.ledgerTable(sqlkit.PartitionsTable))
 		if err == nil && t != nil && !strings.HasPrefix(t.Engine, "Replicated") {

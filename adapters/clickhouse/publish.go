@@ -220,10 +220,7 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	case target == nil && a.addr != "":
 		return fmt.Errorf("%s does not exist on %s", p.Target, a.addr)
 	case target == nil && a.cluster != nil:
-		stage, err := a.readTable(ctx, tag, p.Stage)
-		if err == nil && stage == nil {
-			err = fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", p.Stage)
-		}
+		stage, err := a.stageTable(ctx, tag, p.Stage)
 		if err != nil {
 			return err
 		}
@@ -293,7 +290,7 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		if ok, err := a.exists(ctx, tag, p.Stage); err != nil {
 			return err
 		} else if !ok {
-			return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", p.Stage)
+			return stageGone(p.Stage)
 		}
 	}
 	source, have := p.Stage, p.Staged

@@ -61,14 +61,10 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 	}
 	defer a.forget(table)
 	if a.cluster != nil {
-		defs := make([]column, len(columns))
-		for i, c := range columns {
-			defs[i] = column{Name: c.Name, Type: c.Type}
-		}
 		if a.sharded() && opts.ShardingKey == "" {
 			opts.ShardingKey = a.cluster.key
 		}
-		_, err := a.createOnCluster(ctx, tag, table, columnDefs(a.d, defs), opts.Clauses(), opts.ShardingKey, true)
+		_, err := a.createOnCluster(ctx, tag, table, columnDefs(a.d, plainColumns(columns)), opts.Clauses(), opts.ShardingKey, true)
 		return err
 	}
 	return a.exec(ctx, tag, CreateTableSQL(a.d, table, columns, opts))
@@ -77,11 +73,16 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 // CreateTableSQL renders CREATE TABLE IF NOT EXISTS with columns and
 // options.
 func CreateTableSQL(d Dialect, table models.Relation, columns []adapters.TableColumn, o TableOptions) string {
-	defs := make([]string, len(columns))
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s) %s", table.Quote(d), columnDefs(d, plainColumns(columns)), o.Clauses())
+}
+
+// plainColumns are columns as ordinary columns (no DEFAULT expression).
+func plainColumns(columns []adapters.TableColumn) []column {
+	out := make([]column, len(columns))
 	for i, c := range columns {
-		defs[i] = d.QuoteIdent(c.Name) + " " + c.Type
+		out[i] = column{Name: c.Name, Type: c.Type}
 	}
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s) %s", table.Quote(d), strings.Join(defs, ", "), o.Clauses())
+	return out
 }
 
 // AlterStatements render the part of change that table (whose columns

@@ -45,18 +45,16 @@ func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.
 	id := fmt.Sprintf("%d_%s%d", time.Now().Unix(), a.suffix, a.seq.Add(1))
 	tmp := models.Relation{Schema: table.Schema, Name: table.Name + "__refill_seed_" + id}
 	old := models.Relation{Schema: table.Schema, Name: table.Name + "__refill_old_" + id}
-	stmts := SeedStatements(a.d, seed, tmp)
+	engine := seedEngine
 	if a.cluster != nil {
 		// On every node, replicated: a seed is small, and every node's
 		// queries may join it.
-		engine, err := replicated(a.d, "ENGINE = MergeTree() ORDER BY tuple()", zkPath(false, tmp, ""))
-		if err != nil {
+		var err error
+		if engine, err = replicated(a.d, seedEngine, zkPath(false, tmp, "")); err != nil {
 			return err
 		}
-		create := strings.Replace(stmts[0], "CREATE TABLE "+tmp.Quote(a.d), "CREATE TABLE "+tmp.Quote(a.d)+a.onCluster(), 1)
-		stmts[0] = strings.Replace(create, "ENGINE = MergeTree() ORDER BY tuple()", engine, 1)
 	}
-	if err := a.execAll(ctx, tag, stmts); err != nil {
+	if err := a.execAll(ctx, tag, seedStatements(a.d, seed, tmp, a.onCluster(), engine)); err != nil {
 		a.dropShared(ctx, tag, tmp)
 		return err
 	}
@@ -120,6 +118,15 @@ func (a *Adapter) cleanSeedLeftovers(ctx context.Context, tag adapters.Tag, tabl
 // Values are typed literals (toInt64(1), toDate('2024-01-02'), ...) so
 // that UNION ALL agrees on every column's type.
 func SeedStatements(d Dialect, seed *models.Seed, tmp models.Relation) []string {
+	return seedStatements(d, seed, tmp, "", seedEngine)
+}
+
+// seedEngine is the engine of a seed's table on one server.
+const seedEngine = "ENGINE = MergeTree() ORDER BY tuple()"
+
+// seedStatements is SeedStatements with the table created with on (ON
+// CLUSTER, or "") and engine.
+func seedStatements(d Dialect, seed *models.Seed, tmp models.Relation, on, engine string) []string {
 	defs := make([]string, len(seed.Columns))
 	names := make([]string, len(seed.Columns))
 	for i, c := range seed.Columns {
@@ -130,7 +137,7 @@ func SeedStatements(d Dialect, seed *models.Seed, tmp models.Relation) []string 
 		defs[i] = d.QuoteIdent(c.Name) + " " + typ
 		names[i] = c.Name
 	}
-	stmts := []string{fmt.Sprintf("CREATE TABLE %s (%s) ENGINE = MergeTree() ORDER BY tuple()", tmp.Quote(d), strings.Join(defs, ", "))}
+	stmts := []string{fmt.Sprintf("CREATE TABLE %s%s (%s) %s", tmp.Quote(d), on, strings.Join(defs, ", "), engine)}
 	rows := make([][]string, len(seed.Rows))
 	for r, row := range seed.Rows {
 		rows[r] = make([]string, len(row))

@@ -446,6 +446,20 @@ func (a *Adapter) readTable(ctx context.Context, tag adapters.Tag, r models.Rela
 	return t, nil
 }
 
+// stageTable is readTable of a staging table, which must exist.
+func (a *Adapter) stageTable(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
+	t, err := a.readTable(ctx, tag, r)
+	if err == nil && t == nil {
+		err = stageGone(r)
+	}
+	return t, err
+}
+
+// stageGone is the error of a staging table that is not there.
+func stageGone(r models.Relation) error {
+	return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", r)
+}
+
 // exists reports whether table r exists (false if its database does not).
 func (a *Adapter) exists(ctx context.Context, tag adapters.Tag, r models.Relation) (bool, error) {
 	res, err := a.query(ctx, tag, "EXISTS TABLE "+r.Quote(a.d))

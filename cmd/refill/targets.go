@@ -220,7 +220,7 @@ func checkClickHouseCluster(t *models.Target, p *models.Project, s models.Target
 			return t.Errorf(key, "%s applies to a cluster: set cluster: (a cluster of the servers' remote_servers)", key)
 		}
 	}
-	if layout != "" && layout != clickhouse.LayoutReplicated && layout != clickhouse.LayoutSharded {
+	if layout != "" && !clickhouse.KnownLayout(layout) {
 		return t.Errorf("layout", "unknown layout %q: want %s (every node holds every row) or %s (a Distributed table over a replicated table per shard)",
 			layout, clickhouse.LayoutReplicated, clickhouse.LayoutSharded)
 	}
