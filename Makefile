@@ -4,12 +4,19 @@ GO      ?= go
 # startup; refill does not need it.
 TAGS    ?= minicore_disabled
 BIN     := bin/refill
+# The commit a build is of, for refill --version and bug reports.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X main.version=$(VERSION)
 SHOP    := testdata/shop
 
-.PHONY: build test oracle demo bench clean
+.PHONY: build test short race oracle demo bench clean ldflags
 
 build:
-	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/refill
+	$(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/refill
+
+# The linker flags of build, for the tests that build the binary.
+ldflags:
+	@echo '$(LDFLAGS)'
 
 # Unit, golden and end-to-end tests against an in-process DuckDB, and the
 # real refill binary under SIGKILL and SIGINT. The ClickHouse tests run when
@@ -33,6 +40,17 @@ test:
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run ClickHouse ./cmd/refill/ && \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run 'TestRunStatements/clickhouse' ./cmd/refill/; \
 	fi
+
+# The inner loop of a developer: every package with -short (fault sweeps
+# fail a sample of the operations, every kind at least once; the oracle
+# runs two cases in-process; tests that build and kill the binary skip).
+short:
+	$(GO) test -tags $(TAGS) -short -count=1 ./...
+
+# The race detector over the scheduler, the heartbeat and the signal
+# handling (runner and the CLI), with -short.
+race:
+	$(GO) test -tags $(TAGS) -race -short -count=1 -timeout 30m ./runner/ ./cmd/refill/
 
 # Many more random cases of the oracle test than make test runs (see
 # cmd/refill/oracle_test.go); ORACLE_CASES sets how many.

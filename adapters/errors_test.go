@@ -10,6 +10,7 @@ import (
 )
 
 func TestKnownTransience(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err              error
 		transient, known bool

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStageNames(t *testing.T) {
+	t.Parallel()
 	target := models.Relation{Schema: "marts", Name: "daily"}
 	const run = "20240105T101500Z-1a2b3c"
 	name := StageName(target, KindStage, run, "ab12cd7")

@@ -8,3 +8,7 @@
 // adapter (the keys the caller names in [LoadOptions].Adapters) is kept as
 // written, with its positions, for that adapter to decode.
 package models
+
+// Time zones come with the program (time/tzdata), so that a model's
+// timezone: means the same on a machine without the system's zone files.
+import _ "time/tzdata"

@@ -35,6 +35,7 @@ func names(ms []*Model) []string {
 }
 
 func TestGraphOrder(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, shop)
 	pos := map[string]int{}
 	for i, m := range p.Graph.Order {
@@ -50,6 +51,7 @@ func TestGraphOrder(t *testing.T) {
 }
 
 func TestCycle(t *testing.T) {
+	t.Parallel()
 	_, err := load(t, map[string]string{
 		"models/a.sql": "SELECT * FROM {{ ref(\"c\") }}",
 		"models/b.sql": "SELECT * FROM {{ ref(\"a\") }}",
@@ -67,6 +69,7 @@ func TestCycle(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, shop)
 	for _, tc := range []struct {
 		sel, excl []string
@@ -114,6 +117,7 @@ func sorted(s []string) []string {
 
 // TestMapping covers every partition-mapping case between grains.
 func TestMapping(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, shop)
 	get := func(n string) *Model { return mustModel(t, p, n) }
 	part := func(m *Model, key string) Partition {

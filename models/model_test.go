@@ -23,6 +23,7 @@ GROUP BY order_date
 `
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{
 		"models/marts/daily_revenue.sql": dailyRevenue,
 		"models/marts/weekly.sql": `/* refill
@@ -90,6 +91,7 @@ FROM "marts"."daily_revenue"`
 }
 
 func TestRenderBatchSpansWindows(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/d.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nbatch: 7\n*/\nSELECT {{ start }}, {{ end }}, {{ partitions }}"})
 	m := mustModel(t, p, "d")
 	parts := m.Partitions(date("2024-01-01"), date("2024-01-03"))
@@ -106,6 +108,7 @@ func TestRenderBatchSpansWindows(t *testing.T) {
 // the model that reads it, at its position, not of the project: the other
 // models still load and run.
 func TestUnsetVarsBlockOnlyTheirModel(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/m.sql": "SELECT {{ var(\"nope\") }}", "models/other.sql": "SELECT 1"})
 	m, other := mustModel(t, p, "m"), mustModel(t, p, "other")
 	err := p.Unset()
@@ -119,6 +122,7 @@ func TestUnsetVarsBlockOnlyTheirModel(t *testing.T) {
 }
 
 func TestVarsAreQuotedLiterals(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/v.sql": "SELECT * FROM t WHERE region = {{ var(\"region\") }}"})
 	m := mustModel(t, p, "v")
 	s := &Scope{Dialect: ansi{}, Vars: map[string]any{"region": "eu'; DROP TABLE t; --"}}
@@ -135,6 +139,7 @@ func TestVarsAreQuotedLiterals(t *testing.T) {
 }
 
 func TestTimeZoneWindowsRenderInUTC(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/local.sql": "/* refill\npartition_by: ts\ngrain: day\nstart: 2024-03-01\ntimezone: Europe/Berlin\n*/\nSELECT {{ start }}, {{ end }}, {{ cast_date(start) }}"})
 	m := mustModel(t, p, "local")
 	part, err := m.Partition("2024-03-31")
@@ -152,6 +157,7 @@ func TestTimeZoneWindowsRenderInUTC(t *testing.T) {
 
 // TestModelErrors checks that each mistake is reported at file:line:col.
 func TestModelErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, text, want string
 	}{
@@ -193,6 +199,7 @@ func TestModelErrors(t *testing.T) {
 }
 
 func TestErrorQuotesTheLine(t *testing.T) {
+	t.Parallel()
 	_, err := load(t, map[string]string{"models/m.sql": "/* refill\npartiton_by: d\n*/\nSELECT 1"})
 	want := "models/m.sql:2:1: unknown key \"partiton_by\" in model config (did you mean \"partition_by\"?)\n     2 | partiton_by: d\n       | ^"
 	if err == nil || err.Error() != want {
@@ -201,6 +208,7 @@ func TestErrorQuotesTheLine(t *testing.T) {
 }
 
 func TestValidateCollectsEveryError(t *testing.T) {
+	t.Parallel()
 	_, err := load(t, map[string]string{
 		"models/a.sql": "SELECT {{ nope }}",
 		"models/b.sql": "/* refill\ngrian: day\n*/\nSELECT 1",
@@ -217,6 +225,7 @@ func TestValidateCollectsEveryError(t *testing.T) {
 // A model's version ignores formatting but not meaning: a reflowed model
 // is not stale, a changed literal, var or table is.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	version := func(text string, vars map[string]any, schema string) *Version {
 		t.Helper()
 		p := mustLoad(t, map[string]string{"models/d.sql": text})
@@ -251,6 +260,7 @@ func TestVersion(t *testing.T) {
 // A model that reads its own past must say so, declare its columns, and
 // not be batched.
 func TestSelfDependency(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string]string{
 		"/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\nSELECT * FROM {{ this }}":                                      "models/m.sql:6:18: the model reads its own table ({{ this }}): declare depends_on_past: self",
 		"/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\ndepends_on_past: self\n*/\nSELECT * FROM {{ this }}":               "needs columns:",
@@ -271,6 +281,7 @@ func TestSelfDependency(t *testing.T) {
 // model that reads it has a version per target; one that does not keeps
 // one version whatever the target.
 func TestTargetNameInVersion(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{
 		"models/by_target.sql": `SELECT {{ target.name == "prod" ? raw("1") : raw("0") }} AS live`,
 		"models/plain.sql":     "SELECT 1 AS x",

@@ -10,6 +10,7 @@ import (
 // Hole 8: names that collide with what refill or the project owns are
 // refused, naming the file.
 func TestNameCollisions(t *testing.T) {
+	t.Parallel()
 	schemas := TargetSchemas{Default: "main", Ledger: "refill", Stage: "refill_stage"}
 	for _, tc := range []struct {
 		name  string
@@ -53,6 +54,7 @@ func TestNameCollisions(t *testing.T) {
 }
 
 func TestModelFileNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		files map[string]string
 		want  string
@@ -73,6 +75,7 @@ func TestModelFileNames(t *testing.T) {
 // Hole 9: a model path that is not a regular file (a named pipe would
 // block every command) is refused.
 func TestNonRegularFiles(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"refill.yml":      {Data: []byte(testProjectYML)},
 		"models/pipe.sql": {Mode: fs.ModeNamedPipe},

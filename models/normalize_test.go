@@ -3,6 +3,7 @@ package models
 import "testing"
 
 func TestNormalizeSQL(t *testing.T) {
+	t.Parallel()
 	base := normalizeSQL("SELECT a, sum(b) AS s FROM {{ ref(\"x\") }} WHERE d >= {{ start }} AND c = 'a  b' GROUP BY a")
 	for _, same := range []string{
 		"SELECT a,\n       sum(b) AS s -- the total\nFROM {{ref(\"x\")}}\nWHERE d>={{ start }}\n  AND c = 'a  b'\nGROUP BY a\n",

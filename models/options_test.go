@@ -13,6 +13,7 @@ import (
 // models when it is not a mapping or not an adapter's at all, by the
 // adapter's BlockFunc for what is inside.
 func TestAdapterBlockErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, header, want string
 	}{
@@ -42,6 +43,7 @@ func TestAdapterBlockErrors(t *testing.T) {
 // A program that names no adapter refuses their blocks and settings:
 // models knows none of its own.
 func TestNoAdapters(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"refill.yml":   {Data: []byte("targets:\n  dev: {adapter: duckdb, path: w.duckdb}\n")},
 		"models/m.sql": {Data: []byte("/* refill\nclickhouse: {engine: x}\n*/\nSELECT 1")},
@@ -56,6 +58,7 @@ func TestNoAdapters(t *testing.T) {
 
 // An error a BlockFunc returns without a position is placed at the block.
 func TestBlockErrorPosition(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"refill.yml":   {Data: []byte("targets:\n  dev: {adapter: x}\n")},
 		"models/m.sql": {Data: []byte("/* refill\ngrain: day\nx:\n  a: b\n*/\nSELECT 1")},
@@ -76,6 +79,7 @@ func TestBlockErrorPosition(t *testing.T) {
 // shapes the table: a setting that says where a model runs leaves the
 // fingerprint alone.
 func TestAdapterBlockVersion(t *testing.T) {
+	t.Parallel()
 	version := func(header string) *Version {
 		t.Helper()
 		p := mustLoad(t, map[string]string{"models/d.sql": "/* refill\n" + header + "\n*/\nSELECT 1 AS d"})
@@ -100,6 +104,7 @@ func TestAdapterBlockVersion(t *testing.T) {
 
 // The blocks reach the adapters as written, with their positions.
 func TestOptions(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/d.sql": "/* refill\nclickhouse:\n  engine: MergeTree()\n  order_by: 8192\n*/\nSELECT 1 AS d"})
 	o := mustModel(t, p, "d").Config.Adapter["clickhouse"]
 	got, err := o.Strings("engine", "order_by", "settings")
@@ -130,6 +135,7 @@ func TestOptions(t *testing.T) {
 // A column's native types keep the program's order of its adapters,
 // whatever the file's, in messages and in the version.
 func TestNativeTypes(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/d.sql": "/* refill\ncolumns:\n  t: {snowflake: ARRAY, portable: varchar, duckdb: \"VARCHAR[]\"}\n*/\nSELECT 1 AS t"})
 	typ := mustModel(t, p, "d").Config.Columns[0].Type
 	if got, want := typ.String(), "{portable: varchar, duckdb: VARCHAR[], snowflake: ARRAY}"; got != want {

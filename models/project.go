@@ -65,8 +65,9 @@ type Target struct {
 	pos  map[string][2]int // key -> line, col in refill.yml
 	text string
 	// deferred holds errors (unset environment variables) that matter only
-	// when this target is used.
+	// when this target is used; unset names those variables.
 	deferred ErrorList
+	unset    []string
 }
 
 // targetKeys are refill's own keys of a target; decodeTarget adds the
@@ -83,6 +84,11 @@ func (t *Target) Has(key string) bool {
 // Err reports problems that only matter once the target is used, such as
 // an environment variable its settings need that is not set.
 func (t *Target) Err() error { return t.deferred.Err() }
+
+// Unset returns the environment variables the target's settings read that
+// are not set, in the order refill.yml names them: a target with any is not
+// configured in this environment.
+func (t *Target) Unset() []string { return t.unset }
 
 // Errorf returns an error positioned at key's value in refill.yml (or at
 // the target itself when key is "" or absent).
@@ -216,6 +222,11 @@ func decodeTarget(d *yamlDoc, k, v *yaml.Node, x *extensions, lookup func(string
 		if !ok {
 			return
 		}
+		for _, name := range unsetVars(s, lookup) {
+			if !slices.Contains(t.unset, name) {
+				t.unset = append(t.unset, name)
+			}
+		}
 		s = expand(sub, v, s, lookup)
 		switch key {
 		case "adapter":
@@ -269,6 +280,18 @@ func expand(d *yamlDoc, n *yaml.Node, s string, lookup func(string) (string, boo
 		d.errAt(n, "environment variable %s is not set (refill.yml reads it as ${%s})", m[1], m[1])
 		return ""
 	})
+}
+
+// unsetVars returns the variables s reads as ${VAR} that are unset and
+// have no default.
+func unsetVars(s string, lookup func(string) (string, bool)) []string {
+	var out []string
+	for _, m := range envRE.FindAllStringSubmatch(s, -1) {
+		if v, ok := lookup(m[1]); (!ok || v == "") && m[2] == "" {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 func expandValue(d *yamlDoc, n *yaml.Node, v any, lookup func(string) (string, bool)) any {

@@ -43,6 +43,7 @@ vars: {min_amount: 10, who: "${USER_NAME}"}
 }
 
 func TestProjectConfigErrors(t *testing.T) {
+	t.Parallel()
 	for yml, want := range map[string]string{
 		"targets:\n  dev: {adaptor: duckdb}\n":                 `refill.yml:2:9: unknown key "adaptor" in target dev (did you mean "adapter"?)`,
 		"target: prd\ntargets:\n  prod: {adapter: duckdb}\n":   `refill.yml:1:9: target "prd" is not defined under targets: (did you mean "prod"?)`,

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseSeed(t *testing.T) {
+	t.Parallel()
 	csv := "id,amount,ok,day,at,name,maybe\n1,1.5,true,2024-01-02,2024-01-02 03:04:05,a,\n2,2,false,2024-01-03,2024-01-03T00:00:00Z,\"b, c\",7\n"
 	s, err := ParseSeed("seeds/raw/x.csv", strings.NewReader(csv))
 	if err != nil {
@@ -32,6 +33,7 @@ func TestParseSeed(t *testing.T) {
 }
 
 func TestLoadSeeds(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/a.sql": "SELECT 1"})
 	fsys := fstest.MapFS{
 		"seeds/raw/orders.csv": {Data: []byte("id\n1\n")},

@@ -8,6 +8,7 @@ import (
 
 // Declared seed types: a zip code stays text, an amount is exact.
 func TestSeedDeclaredTypes(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"refill.yml":              {Data: []byte(testProjectYML)},
 		"models/a.sql":            {Data: []byte("SELECT 1 AS x")},

@@ -28,6 +28,7 @@ func (ansi) StringAgg(e, sep, order string) string {
 // the test dialect: SQL arguments go to the dialect, start and end are
 // computed by refill, and var() values stay quoted literals.
 func TestPortableHelpers(t *testing.T) {
+	t.Parallel()
 	p := mustLoad(t, map[string]string{"models/h.sql": `/* refill
 partition_by: d
 grain: day
@@ -68,6 +69,7 @@ SELECT {{ target.name }} AS target, {{ target.adapter == "ansi" ? raw("ansi_only
 // TestDateDiffOfDates counts boundaries the way the dialects' DateDiff
 // does (runner/enginetest checks those on real engines).
 func TestDateDiffOfDates(t *testing.T) {
+	t.Parallel()
 	ts := func(s string) time.Time {
 		v, err := time.Parse("2006-01-02 15:04", s)
 		if err != nil {
@@ -108,6 +110,7 @@ func TestDateDiffOfDates(t *testing.T) {
 // TestPortableHelperErrors checks that misuse is reported at file:line:col
 // when the project loads, or when the statement renders.
 func TestPortableHelperErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, expr, want string }{
 		{"unknown target field", `target.adaptor`, `models/m.sql:1:18: template: target has no field adaptor (it has name and adapter) (did you mean "adapter"?)`},
 		{"unit", `date_diff("days", start, end)`, `models/m.sql:1:21: template: date_diff: unknown grain "days" (want hour, day, week, month or year) (did you mean "day"?)`},

@@ -72,6 +72,7 @@ func columnTypes(g Given) string {
 }
 
 func TestGivenTypes(t *testing.T) {
+	t.Parallel()
 	uts := mustLoadUnitTests(t, map[string]string{
 		"models/marts/totals.test.yml": `
 - name: typed by what the inputs declare
@@ -134,6 +135,7 @@ func TestGivenTypes(t *testing.T) {
 }
 
 func TestGivenEmpty(t *testing.T) {
+	t.Parallel()
 	uts := mustLoadUnitTests(t, map[string]string{
 		"models/staging/payments.test.yml": `
 - name: no payments
@@ -176,6 +178,7 @@ func TestGivenEmpty(t *testing.T) {
 }
 
 func TestGivenErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, test string
 		want       []string

@@ -25,6 +25,7 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}
   AND NOT (order_date = DATE '2024-01-05' AND order_id % 10 <> 0)`
 
 func TestAudits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": auditedOrders,
 		"refill.yml": "targets:\n  dev: {adapter: duckdb}\nvars: {min_amount: 10, max_amount: 1000}\n"})
 	s := e.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-04"}, runner.RunOptions{})
@@ -60,6 +61,7 @@ func TestAudits(t *testing.T) {
 // TestUniqueAuditNamesDates: the unique audit names a duplicated date as a
 // date, not as Go prints a time.
 func TestUniqueAuditNamesDates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": `/* refill
 partition_by: order_date
 grain: day

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/refill/refill/adapters"
@@ -326,6 +327,7 @@ func partitionSpan(rs []PartitionResult) string {
 // auditChecks gathers a check per model and audit from a run's audit
 // events.
 type auditChecks struct {
+	mu    sync.Mutex // observe is called from every unit running at once
 	byKey map[string]*Check
 	order []string
 }
@@ -334,6 +336,8 @@ func (a *auditChecks) observe(ev Event) {
 	if ev.Kind != EventAudit {
 		return
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	key := ev.Model + " " + ev.Audit.Name
 	c, ok := a.byKey[key]
 	if !ok {

@@ -97,6 +97,7 @@ func wantCheck(t *testing.T, byName map[string]runner.Check, key string, status 
 }
 
 func TestRunChecksPassOnTheShop(t *testing.T) {
+	t.Parallel()
 	checks, byName := runChecks(t, shopFS(t, map[string]string{"refill.yml": checkProject}), nil)
 	suites := map[string]int{}
 	for _, c := range checks {
@@ -123,6 +124,7 @@ func TestRunChecksPassOnTheShop(t *testing.T) {
 }
 
 func TestRunChecksCatchBreakage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, fsys fstest.MapFS)
@@ -162,6 +164,7 @@ func TestRunChecksCatchBreakage(t *testing.T) {
 // TestRunChecksAuditsFailAlone checks that a model whose only failures are
 // its audits runs, and its audits fail on their own lines.
 func TestRunChecksAuditsFailAlone(t *testing.T) {
+	t.Parallel()
 	fsys := shopFS(t, map[string]string{"refill.yml": checkProject})
 	editFS(t, fsys, "models/staging/orders.sql", "values: [placed, shipped, returned]", "values: [placed, shipped]")
 	_, byName := runChecks(t, fsys, nil)
@@ -174,6 +177,7 @@ func TestRunChecksAuditsFailAlone(t *testing.T) {
 // while no target uses its warehouse is skipped, not failed, with its unit
 // tests.
 func TestRunChecksNotPortable(t *testing.T) {
+	t.Parallel()
 	fsys := shopFS(t, map[string]string{"refill.yml": strings.Replace(checkProject, "adapter: duckdb", "adapter: other", 1)})
 	editFS(t, fsys, "models/marts/daily_revenue.sql", "sum(amount) AS revenue", "sum(amount_typo) AS revenue")
 	checks, byName := runChecks(t, fsys, nil)
@@ -193,6 +197,7 @@ func TestRunChecksNotPortable(t *testing.T) {
 }
 
 func TestRunChecksSelectAndSample(t *testing.T) {
+	t.Parallel()
 	fsys := shopFS(t, map[string]string{"refill.yml": checkProject})
 	checks, byName := runChecks(t, fsys, func(o *runner.CheckOptions) {
 		o.Select, o.From, o.To = []string{"marts.daily_revenue"}, "2024-01-05", "2024-01-09"
@@ -224,6 +229,7 @@ func TestRunChecksSelectAndSample(t *testing.T) {
 }
 
 func TestRunChecksReportProjectsThatDoNotLoad(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -259,6 +265,7 @@ func TestRunChecksReportProjectsThatDoNotLoad(t *testing.T) {
 // TestRunChecksSandboxFails checks that a sandbox that cannot open fails
 // the run and every unit test, and the rest is still checked.
 func TestRunChecksSandboxFails(t *testing.T) {
+	t.Parallel()
 	opened := 0
 	_, byName := runChecks(t, shopFS(t, map[string]string{"refill.yml": checkProject}), func(o *runner.CheckOptions) {
 		o.Sandbox.Open = func(context.Context) (adapters.Adapter, error) {

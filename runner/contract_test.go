@@ -19,6 +19,7 @@ type core struct{ adapters.Adapter }
 // starts, seeds are refused, and the rest runs: stages are left for a
 // cleaner adapter, and only errors marked transient are retried.
 func TestAdapterWithoutOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	r := e.with(core{e.db})
 	ctx := context.Background()

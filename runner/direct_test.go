@@ -33,6 +33,7 @@ func (s *stageCounter) Stage(ctx context.Context, req adapters.StageRequest) (*a
 // concurrency, where everything is staged: the tables and row counts are
 // the same.
 func TestDirectPublication(t *testing.T) {
+	t.Parallel()
 	queries := []string{
 		// (Sums of doubles are rounded: their order varies.)
 		"SELECT month_start, orders, round(revenue, 6), days FROM marts.monthly_revenue ORDER BY ALL",
@@ -77,6 +78,7 @@ func TestDirectPublication(t *testing.T) {
 // whose query returns a row outside its window fails as a staged one does,
 // saying how many rows and which, and changes nothing.
 func TestDirectPublicationOutsideWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.run(runner.Selection{}, runner.RunOptions{})
 	before := fmt.Sprint(e.query("SELECT * FROM marts.monthly_revenue ORDER BY ALL"))
@@ -110,6 +112,7 @@ func TestDirectPublicationOutsideWindow(t *testing.T) {
 // published without a stage, fails at run time: the table is not left
 // behind, empty or otherwise.
 func TestDirectPublicationOfANewTableFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, map[string]string{"models/marts/boom.sql": `/* refill
 partition_by: d
 grain: day

@@ -13,6 +13,7 @@ import (
 // upstream partitions it reads hold rows is a warning (a filter that
 // matches nothing); an empty partition whose upstream is empty too is not.
 func TestEmptyPartitionWarns(t *testing.T) {
+	t.Parallel()
 	orders, err := os.ReadFile(filepath.Join("..", "testdata", "shop", "models", "staging", "orders.sql"))
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,7 @@ func (f *faulty) Publish(ctx context.Context, swaps []adapters.Swap) error {
 }
 
 func TestFaultInjectionCompletesExactlyOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	f := &faulty{Adapter: e.db, rate: 0.05, rng: rand.New(rand.NewPCG(1, 2))}
 	r := e.with(f)
@@ -127,6 +128,7 @@ func TestFaultInjectionCompletesExactlyOnce(t *testing.T) {
 }
 
 func TestBatchIssuesOneQuery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	f := &faulty{Adapter: e.db, rng: rand.New(rand.NewPCG(1, 2))}
 	r := e.with(f)
@@ -168,6 +170,7 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}`
 }
 
 func TestFailedBatchSplits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": boomOn("2024-01-05")})
 	f := &faulty{Adapter: e.db, rng: rand.New(rand.NewPCG(1, 2))}
 	r := e.with(f)
@@ -197,6 +200,7 @@ func TestFailedBatchSplits(t *testing.T) {
 }
 
 func TestFailFastAndSkips(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": boomOn("2024-01-03")})
 	s := e.run(runner.Selection{Select: []string{"staging.orders+"}, From: "2024-01-01", To: "2024-01-10"},
 		runner.RunOptions{Concurrency: 1, FailFast: true})
@@ -255,6 +259,7 @@ func (u *unflushable) Unrecorded(context.Context, func(string) bool) ([]string, 
 // A run whose adapter cannot record what it published fails, says why,
 // and is recorded as failed, even though every partition succeeded.
 func TestUnrecordedPublicationsFailTheRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	u := &unflushable{Adapter: e.db}
 	r := e.with(u)

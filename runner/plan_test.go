@@ -16,6 +16,7 @@ import (
 // TestPlanReasons plans an in-memory project against hand-made ledger
 // records, one for each reason a partition runs.
 func TestPlanReasons(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
 		"models/src.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nlookback: 2\n*/\n" +

@@ -39,7 +39,9 @@ type RunOptions struct {
 	// Wait is how long to wait for leases other runs hold; 0 fails at once.
 	Wait     time.Duration
 	LeaseTTL time.Duration // DefaultLeaseTTL when 0
-	// Observe receives progress events; it must not block for long.
+	// Observe receives progress events, from the goroutine of each unit
+	// running at once: it must be safe for concurrent use and not block
+	// for long.
 	Observe func(Event)
 	// Stop, when closed, stops launching work: in-flight units finish (their
 	// swaps commit or roll back) and the rest are skipped. Cancelling ctx

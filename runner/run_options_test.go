@@ -12,6 +12,7 @@ import (
 // concurrency: the adapter's default unless given, capped by
 // MaxConcurrency, as the run records it for --resume.
 func TestRunConcurrency(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	def := e.db.Info().DefaultConcurrency
 	for _, tc := range []struct {
@@ -53,6 +54,7 @@ func (s singleTable) Info() adapters.Info {
 }
 
 func TestPublishTogetherIsCheckedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	together := runner.RunOptions{Together: true}
 	if err := together.Validate(e.db.Info()); err != nil {

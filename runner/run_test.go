@@ -8,6 +8,7 @@ import (
 )
 
 func TestRunTwiceWritesOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31"}
 	s := e.run(sel, runner.RunOptions{})

@@ -74,6 +74,7 @@ func runUnitTests(t *testing.T, tests map[string]string) map[string]*runner.Unit
 }
 
 func TestUnitTestTypedAndEmptyInputs(t *testing.T) {
+	t.Parallel()
 	results := runUnitTests(t, map[string]string{
 		"models/marts/totals.test.yml": `
 - name: an amount that is always NULL is still a double
@@ -123,6 +124,7 @@ func TestUnitTestTypedAndEmptyInputs(t *testing.T) {
 }
 
 func TestUnitTestUntypedColumnHint(t *testing.T) {
+	t.Parallel()
 	res := runUnitTests(t, map[string]string{
 		"models/marts/refunds.test.yml": `
 - name: an untyped NULL column
@@ -147,6 +149,7 @@ func TestUnitTestUntypedColumnHint(t *testing.T) {
 }
 
 func TestUnitTestDiffShowsTypes(t *testing.T) {
+	t.Parallel()
 	results := runUnitTests(t, map[string]string{
 		"models/marts/refunds.test.yml": `
 - name: a string is not a number

@@ -100,35 +100,47 @@ func (sc *script) stage(m *models.Model, target models.Relation, query string, w
 // swallows a failure could report a write that never happened. Failures
 // an adapter may outlive are the exceptions: tolerate says which (it
 // receives the failed operation), and dropping a table is always one, as
-// CleanStages drops what is left.
+// CleanStages drops what is left. Under -short it fails a sample of the
+// operations, every kind at least once (see faultPoints).
 func ScriptFaults(t *testing.T, rec *recorder.Recorder, open func(t *testing.T, s Schemas) (adapters.Adapter, error), tolerate func(recorder.Entry) bool) {
-	for n := 1; ; n++ {
+	// runOnce runs the script with operation n failing (none for 0) and
+	// returns the call that failed, its error and the operations made.
+	runOnce := func(t *testing.T, n int) (call string, callErr error, entries []recorder.Entry) {
+		s := Schemas{Default: "rs_" + randomSuffix(), Ledger: "rs_ledger_" + randomSuffix(), Stage: "rs_stage_" + randomSuffix()}
+		rec.Reset()
+		rec.FailAt(n, ErrInjected)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(stopScript); !ok {
+						panic(r)
+					}
+				}
+			}()
+			a, err := open(t, s)
+			if err != nil {
+				call, callErr = "Open", err
+				return
+			}
+			h := &Harness{t: t, A: a, S: s, Ctx: t.Context()}
+			sc := &script{Harness: h, rec: rec, failed: func(c string, err error) { call, callErr = c, err }}
+			sc.run()
+		}()
+		entries = rec.Entries()
+		rec.FailWhen(nil)
+		return call, callErr, entries
+	}
+	dry := func() []recorder.Entry {
+		call, err, entries := runOnce(t, 0)
+		if err != nil {
+			t.Fatalf("%s failed with no failure injected: %v", call, err)
+		}
+		return entries
+	}
+	for n := range faultPoints(dry) {
 		done := false
 		t.Run(fmt.Sprintf("op%03d", n), func(t *testing.T) {
-			s := Schemas{Default: "rs_" + randomSuffix(), Ledger: "rs_ledger_" + randomSuffix(), Stage: "rs_stage_" + randomSuffix()}
-			rec.Reset()
-			rec.FailAt(n, ErrInjected)
-			var call string
-			var callErr error
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						if _, ok := r.(stopScript); !ok {
-							panic(r)
-						}
-					}
-				}()
-				a, err := open(t, s)
-				if err != nil {
-					call, callErr = "Open", err
-					return
-				}
-				h := &Harness{t: t, A: a, S: s, Ctx: t.Context()}
-				sc := &script{Harness: h, rec: rec, failed: func(c string, err error) { call, callErr = c, err }}
-				sc.run()
-			}()
-			entries := rec.Entries()
-			rec.FailWhen(nil)
+			call, callErr, entries := runOnce(t, n)
 			if n > len(entries) {
 				done = true
 				if callErr != nil {

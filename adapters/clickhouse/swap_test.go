@@ -3,11 +3,14 @@ package clickhouse_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	clickhousego "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/clickhouse"
@@ -394,15 +397,23 @@ func TestQueryTagging(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := c.a.DB().ExecContext(c.ctx, "SYSTEM FLUSH LOGS"); err != nil {
-		t.Skipf("cannot flush the query log: %v", err)
+		t.Fatalf("cannot flush the query log: %v", err)
 	}
 	cols := "query_id"
 	if c.a.Server().LogComment {
 		cols += ", log_comment"
 	}
 	res, err := c.a.Query(c.ctx, "SELECT "+cols+" FROM system.query_log WHERE type = 2 AND query LIKE '%"+marker+"%' AND query NOT LIKE '%query_log%'", adapters.Tag{})
-	if err != nil || len(res.Rows) == 0 {
-		t.Skipf("system.query_log has no record of the query (is log_queries on?): %v", err)
+	var exc *clickhousego.Exception
+	switch {
+	case errors.As(err, &exc) && exc.Code == 60:
+		// The chDB front end (.ci/chdb) keeps no server logs; a server does,
+		// and 18.16 checks the tags here.
+		t.Skipf("the server keeps no system.query_log, so the tags cannot be read back: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	case len(res.Rows) == 0:
+		t.Fatalf("system.query_log has no record of the query (the server must run with log_queries = 1, as .ci/clickhouse's does)")
 	}
 	id := fmt.Sprint(res.Rows[0][0])
 	if prefix := "refill-20240105T060708Z-abc-marts.daily-2024-01-02..2024-01-04-verify-"; !strings.HasPrefix(id, prefix) {

@@ -14,6 +14,7 @@ import (
 // in turn: DuckDB's guarantee is that a publication is one transaction,
 // so every failure leaves both tables and the ledger as they were.
 func TestPublishFaults(t *testing.T) {
+	t.Parallel()
 	rec := recorder.New()
 	adaptertest.Faults(t, rec, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
 		return openRecorded(t, s, rec)
@@ -29,6 +30,7 @@ func TestPublishFaults(t *testing.T) {
 // TestEveryStatementFails fails each operation of adaptertest.Script in
 // turn: the call that made it must return the failure.
 func TestEveryStatementFails(t *testing.T) {
+	t.Parallel()
 	rec := recorder.New()
 	adaptertest.ScriptFaults(t, rec, func(t *testing.T, s adaptertest.Schemas) (adapters.Adapter, error) {
 		a, err := duckdb.Open(t.Context(), duckdb.Config{Path: filepath.Join(t.TempDir(), "w.duckdb"), Schema: s.Default,

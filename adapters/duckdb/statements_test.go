@@ -14,6 +14,7 @@ import (
 // backfill makes, against a real database: testdata/statements.sql is that
 // log, and every statement in it ran without an error.
 func TestStatements(t *testing.T) {
+	t.Parallel()
 	rec := recorder.New()
 	got := adaptertest.Script(t, rec, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
 		return openRecorded(t, s, rec)

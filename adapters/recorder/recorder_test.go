@@ -28,6 +28,7 @@ func open(t *testing.T, r *recorder.Recorder) *sql.DB {
 }
 
 func TestLogAndFailures(t *testing.T) {
+	t.Parallel()
 	r := recorder.New()
 	db := open(t, r)
 	ctx := context.Background()
@@ -82,6 +83,7 @@ bad statement; -- failed: syntax error
 }
 
 func TestFailedCommitEndsTransaction(t *testing.T) {
+	t.Parallel()
 	r := recorder.New()
 	db := open(t, r)
 	ctx := context.Background()

@@ -49,6 +49,7 @@ func TestDriverConfigFromDSN(t *testing.T) {
 }
 
 func TestDriverConfigKeepsTheDSNsSessionParameters(t *testing.T) {
+	t.Parallel()
 	sf, err := build(t, "alice:pw@acct/DB?timezone=America%2FNew_York", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestDriverConfigKeepsTheDSNsSessionParameters(t *testing.T) {
 }
 
 func TestDriverConfigWarehouseOverridesTheDSNs(t *testing.T) {
+	t.Parallel()
 	sf, err := snowflake.DriverConfig(snowflake.Config{DSN: "alice:pw@acct/DB?warehouse=small", Warehouse: "BIG", LookupEnv: env(nil)})
 	if err != nil || sf.Warehouse != "BIG" {
 		t.Fatalf("warehouse = %v, %v; want the target's BIG", sf, err)
@@ -69,6 +71,7 @@ func TestDriverConfigWarehouseOverridesTheDSNs(t *testing.T) {
 }
 
 func TestDriverConfigPasswordFromEnv(t *testing.T) {
+	t.Parallel()
 	sf, err := build(t, "alice@acct/DB/S", map[string]string{snowflake.EnvPassword: "p@ss:word/?"})
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +82,7 @@ func TestDriverConfigPasswordFromEnv(t *testing.T) {
 }
 
 func TestDriverConfigMissingPassword(t *testing.T) {
+	t.Parallel()
 	_, err := build(t, "alice@acct/DB", nil)
 	if err == nil || !strings.Contains(err.Error(), snowflake.EnvPassword) || !strings.Contains(err.Error(), snowflake.EnvPrivateKeyPath) {
 		t.Fatalf("err = %v, want one naming %s and %s", err, snowflake.EnvPassword, snowflake.EnvPrivateKeyPath)
@@ -89,6 +93,7 @@ func TestDriverConfigMissingPassword(t *testing.T) {
 }
 
 func TestDriverConfigErrorsHideSecrets(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"alice:hunter2secret@acct",       // no database
 		"alice:hunt%zzer2secret@acct/DB", // a bad escape inside the password
@@ -107,6 +112,7 @@ func TestDriverConfigErrorsHideSecrets(t *testing.T) {
 }
 
 func TestDriverConfigTokenAuth(t *testing.T) {
+	t.Parallel()
 	sf, err := build(t, "alice@acct/DB", map[string]string{snowflake.EnvAuthenticator: "oauth", snowflake.EnvToken: "tok-123"})
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +169,7 @@ func TestDriverConfigKeyPair(t *testing.T) {
 }
 
 func TestDriverConfigEncryptedKey(t *testing.T) {
+	t.Parallel()
 	pubPEM, err := os.ReadFile("testdata/rsa_key.pub")
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +208,7 @@ func TestDriverConfigJWTNeedsAKey(t *testing.T) {
 }
 
 func TestDefaultSchema(t *testing.T) {
+	t.Parallel()
 	for dsn, want := range map[string]string{
 		"alice:pw@acct/DB/MARTS?warehouse=WH": "MARTS",
 		"alice:pw@acct/DB":                    "PUBLIC",

@@ -17,10 +17,12 @@ import (
 // TestRenderShop pins the Snowflake SQL of every model of the example
 // project (refill render --target prod).
 func TestRenderShop(t *testing.T) {
+	t.Parallel()
 	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, snowflake.Dialect{}, "ANALYTICS"))
 }
 
 func TestQuoteIdent(t *testing.T) {
+	t.Parallel()
 	d := snowflake.Dialect{}
 	for name, want := range map[string]string{
 		"daily_revenue":  `"DAILY_REVENUE"`, // what unquoted daily_revenue resolves to
@@ -48,6 +50,7 @@ func TestQuoteIdent(t *testing.T) {
 }
 
 func TestLiterals(t *testing.T) {
+	t.Parallel()
 	d := snowflake.Dialect{}
 	paris, _ := time.LoadLocation("Europe/Paris")
 	at := time.Date(2024, 1, 2, 13, 0, 0, 0, paris)
@@ -72,6 +75,7 @@ func TestLiterals(t *testing.T) {
 }
 
 func TestTargetTypeWidens(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		kind  string
 		scale int64
@@ -87,6 +91,7 @@ func TestTargetTypeWidens(t *testing.T) {
 }
 
 func TestValueNormalizes(t *testing.T) {
+	t.Parallel()
 	day := time.Date(2024, 1, 2, 0, 0, 0, 0, time.FixedZone("x", 3600))
 	for _, c := range []struct {
 		kind  string
@@ -118,6 +123,7 @@ func TestValueNormalizes(t *testing.T) {
 }
 
 func TestCapabilitiesNeedNoConnection(t *testing.T) {
+	t.Parallel()
 	info := snowflake.Capabilities()
 	if info.Name != "snowflake" || !info.MultiTable || info.DefaultConcurrency != 8 || info.Guarantee == "" {
 		t.Errorf("Capabilities() = %+v", info)
@@ -125,6 +131,7 @@ func TestCapabilitiesNeedNoConnection(t *testing.T) {
 }
 
 func TestOpenChecksCredentialsBeforeConnecting(t *testing.T) {
+	t.Parallel()
 	_, err := snowflake.Open(context.Background(), snowflake.Config{DSN: "alice@acct/DB", LookupEnv: func(string) (string, bool) { return "", false }})
 	if err == nil || !strings.Contains(err.Error(), snowflake.EnvPassword) {
 		t.Errorf("Open without a password: %v, want an error naming %s", err, snowflake.EnvPassword)

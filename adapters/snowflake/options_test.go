@@ -22,6 +22,7 @@ func loadModel(name, header string) *models.Model {
 // clustering; only the clustering shapes the table, so only it is part
 // of the model's version.
 func TestBlock(t *testing.T) {
+	t.Parallel()
 	m := loadModel("m", "snowflake:\n  warehouse: BIG_WH\n  cluster_by: (d)\n")
 	got, err := snowflake.ParseBlock(m.Config.Adapter[snowflake.BlockName])
 	if want := (snowflake.ModelOptions{Warehouse: "BIG_WH", ClusterBy: "(d)"}); got != want || err != nil {
@@ -38,6 +39,7 @@ func TestBlock(t *testing.T) {
 
 // The block is checked as the project loads, each error at its line.
 func TestBlockErrors(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"refill.yml":   {Data: []byte("targets:\n  sf: {adapter: snowflake}\n")},
 		"models/m.sql": {Data: []byte("/* refill\nsnowflake: {cluster_by: x, warehous: y}\n*/\nSELECT 1")},

@@ -66,6 +66,7 @@ func withLedger(t *testing.T) (*fakeSnowflake, *recorder.Recorder, *snowflake.Ad
 // TestLedgerReadsSnowflakeValues reads every kind of ledger row as
 // gosnowflake returns it (NUMBER as strings, TIMESTAMP_NTZ as times).
 func TestLedgerReadsSnowflakeValues(t *testing.T) {
+	t.Parallel()
 	f, _, a := withLedger(t)
 	ctx := t.Context()
 	start := at.Add(-24 * time.Hour)
@@ -116,6 +117,7 @@ func TestLedgerReadsSnowflakeValues(t *testing.T) {
 // TestLeaseHeld: when another run holds an unexpired lease, AcquireLease
 // rolls its transaction back and names that run.
 func TestLeaseHeld(t *testing.T) {
+	t.Parallel()
 	f, rec, a := withLedger(t)
 	ctx := t.Context()
 	f.extra = func(q string) (*recorder.Rows, bool) {

@@ -36,6 +36,7 @@ func TestStatements(t *testing.T) {
 }
 
 func TestLedgerWritesAreChunked(t *testing.T) {
+	t.Parallel()
 	records := make([]adapters.Record, 2500)
 	for i := range records {
 		records[i] = rec("events.hourly", time.Duration(i).String(), at.Add(time.Duration(i)*time.Hour), time.Hour)

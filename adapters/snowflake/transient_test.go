@@ -23,6 +23,7 @@ func sfErr(number int, state, msg string, args ...any) error {
 }
 
 func TestTransient(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		err  error
@@ -72,6 +73,7 @@ func (timeoutErr) Temporary() bool { return true }
 // system's temporary directory behind each short-lived process, is off
 // before gosnowflake initializes (see internal/nominicore).
 func TestMinicoreOff(t *testing.T) {
+	t.Parallel()
 	if v := os.Getenv("SF_DISABLE_MINICORE"); v != "true" {
 		t.Errorf("SF_DISABLE_MINICORE = %q, want true", v)
 	}

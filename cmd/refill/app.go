@@ -164,11 +164,28 @@ The project is the folder holding refill.yml (see --project).`,
   refill status --output json`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	// --version prints versionText, computed only when asked.
-	root.Version = "see --version"
-	root.Flags().Bool("version", false, "print the versions of refill, Go, the DuckDB library and the drivers")
-	cobra.AddTemplateFunc("refillVersion", versionText)
-	root.SetVersionTemplate("{{refillVersion}}")
+	// --version prints versionText, computed only when asked. (Not cobra's
+	// version template: its template functions are global, and Do runs
+	// concurrently in tests.)
+	showVersion := root.Flags().Bool("version", false, "print the versions of refill, Go, the DuckDB library and the drivers")
+	root.SuggestionsMinimumDistance = 2
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		hint := ""
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf(": did you mean %s?", strings.Join(s, " or "))
+		}
+		return usagef("unknown command %q%s (refill --help lists the commands)", args[0], hint)
+	}
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if *showVersion {
+			_, err := fmt.Fprint(a.stdout, versionText())
+			return err
+		}
+		return c.Help()
+	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.projectDir, "project", "", "project folder (default: the nearest folder upward holding refill.yml)")
 	pf.StringVarP(&a.target, "target", "t", "", "target from refill.yml (default: its target:)")

@@ -15,6 +15,7 @@ import (
 // TestExitCode checks the one place that turns errors into exit codes, for
 // the errors commands return as they are.
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	held := fmt.Errorf("%w\nNothing was run. Wait for that run to finish, or pass --wait DURATION", &adapters.LeaseHeldError{})
 	for _, tc := range []struct {
 		name string
@@ -42,6 +43,7 @@ func TestExitCode(t *testing.T) {
 // TestRunRefusalsExitTwo checks that what the runner refuses before it
 // runs anything exits 2, as a usage error.
 func TestRunRefusalsExitTwo(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	r := refill(t, dir, "run", "marts.daily_revenue", "--full-refresh", "--publish", "together", "--yes", now)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "marts.daily_revenue is rebuilt (a full refresh)") {

@@ -10,6 +10,7 @@ import (
 // Models that change: a reflowed model is not stale, a changed literal is,
 // and plan --explain shows what changed.
 func TestReflowedModelIsNotStale(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -37,6 +38,7 @@ func TestReflowedModelIsNotStale(t *testing.T) {
 // A forward-only change: accept records the new version for the built
 // partitions without recomputing them; new partitions use the new SQL.
 func TestAcceptForwardOnly(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "+marts.daily_revenue", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -70,6 +72,7 @@ func TestAcceptForwardOnly(t *testing.T) {
 
 // A schema change refused: exit 1, the difference printed, the table as it was.
 func TestSchemaChangeRefused(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "+marts.daily_revenue", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -92,6 +95,7 @@ func TestSchemaChangeRefused(t *testing.T) {
 // A full refresh killed halfway leaves the old table; completed, it
 // replaces it.
 func TestFullRefreshKilledLeavesTheOldTable(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := crashProject(t)
 	mustRefill(t, dir, "run", crashNow)
@@ -111,11 +115,11 @@ func TestFullRefreshKilledLeavesTheOldTable(t *testing.T) {
 	for trial := 0; trial < 3; trial++ {
 		// Killed once some partitions are staged (the statement log shows
 		// each stage's CREATE), before the table is replaced.
-		cmd, lines, _ := startRun(t, bin, "--project", dir, "run", "m", "--full-refresh", crashNow, "--var", "k=2", "--var", "work=2000000",
+		p := startRun(t, bin, "--project", dir, "run", "m", "--full-refresh", crashNow, "--var", "k=2", "--var", "work=2000000",
 			"--concurrency", "2", "--verbose")
-		waitFor(t, lines, `CREATE TABLE "refill_stages"."refill_stage"`, 5+20*trial)
-		cmd.Process.Signal(syscall.SIGKILL)
-		if code := exitCodeOf(cmd); code != -1 {
+		waitFor(t, p.lines, `CREATE TABLE "refill_stages"."refill_stage"`, 5+20*trial)
+		p.signal(syscall.SIGKILL)
+		if code := p.wait(); code != -1 {
 			t.Fatalf("the full refresh finished before the kill (exit %d)", code)
 		}
 		check(1)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRefillTestPassesOnTheShop(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	r := mustRefill(t, dir, "test", "--junit", junit)
@@ -46,6 +47,7 @@ func TestRefillTestPassesOnTheShop(t *testing.T) {
 }
 
 func TestRefillTestCatchesBreakage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, dir string)

@@ -262,10 +262,11 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", crashNow)
 	base := sums("v")
-	cmd, lines, out := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1")
-	waitFor(t, lines, "ok", 2)
-	cmd.Process.Signal(syscall.SIGKILL)
-	exitCodeOf(cmd)
+	p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1")
+	waitFor(t, p.lines, "ok", 2)
+	p.signal(syscall.SIGKILL)
+	p.wait()
+	out := p.out
 	// Its lease would expire within a minute; the test does not wait.
 	leases, err := ch.Leases(context.Background())
 	if err != nil || len(leases) == 0 {

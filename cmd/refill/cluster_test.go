@@ -298,7 +298,8 @@ func TestClusterKilledMidRun(t *testing.T) {
 	// shard's other replica: the kill comes as that wait is printed for
 	// shard 1 (node 2) on the fourth day, when shard 1 has swapped and
 	// shard 2 has not begun.
-	cmd, lines, out := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1", "--verbose")
+	p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1", "--verbose")
+	lines, out := p.lines, p.out
 	waitFor(t, lines, "ok", 3)
 	opts, err := clickhouse.ParseDSN(strings.Split(os.Getenv("CLICKHOUSE_CLUSTER_NODES"), ",")[1])
 	if err != nil {
@@ -316,8 +317,8 @@ func TestClusterKilledMidRun(t *testing.T) {
 			break
 		}
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	exitCodeOf(cmd)
+	p.signal(syscall.SIGKILL)
+	p.wait()
 	ch := openCluster(t, clickhouse.LayoutSharded)
 	leases, err := ch.Leases(context.Background())
 	if err != nil {
@@ -396,10 +397,10 @@ func TestClusterReplicaStoppedMidRun(t *testing.T) {
 				t.Logf("node4 %s after %s", action, time.Since(start).Round(time.Millisecond))
 			}
 			t.Cleanup(func() { exec.Command("../../.ci/cluster/node", cdir, "node4", "start").Run() })
-			cmd, lines, out := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1")
-			waitFor(t, lines, "ok", 2)
+			p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1")
+			waitFor(t, p.lines, "ok", 2)
 			node(how)
-			code := exitCodeOf(cmd)
+			code, out := p.wait(), p.out
 			t.Logf("the run with node4 gone mid-way exited %d:\n%.3000s", code, out)
 			node("start")
 			mustRefill(t, dir, "run", crashNow, "--var", "k=2")

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +19,10 @@ func (a *app) validateCommand() *cobra.Command {
 		Long: `Validate loads refill.yml and every model, checks config keys, templates,
 ref() and var() names, and the dependency graph, and prints every problem with
 its file:line:col. It exits 2 if there is any, 0 otherwise. It never connects
-to a warehouse; environment variables are checked for the selected target only.`,
+to a warehouse. Environment variables are required for the selected target
+only (--target, or the project's target:): another target whose variables are
+unset is noted as not configured, and every check that does not depend on
+them still runs.`,
 		Example: `  refill validate
   refill validate --target prod`,
 		Args: cobra.NoArgs,
@@ -28,6 +33,7 @@ to a warehouse; environment variables are checked for the selected target only.`
 				return err
 			}
 			var errs models.ErrorList
+			var notes []string
 			errs = append(errs, list...)
 			if p != nil {
 				var unset models.ErrorList
@@ -35,8 +41,14 @@ to a warehouse; environment variables are checked for the selected target only.`
 					errs = append(errs, unset...)
 				}
 				seen := map[string]bool{}
+				selected := cmp.Or(a.target, p.DefaultTarget)
 				for _, name := range p.TargetNames() {
-					err := checkProject(p, p.Targets[name])
+					t := p.Targets[name]
+					if unset := t.Unset(); len(unset) > 0 && name != selected {
+						notes = append(notes, fmt.Sprintf("target %s is not configured here: %s %s unset; what depends on %s was not checked",
+							name, strings.Join(unset, ", "), isAre(len(unset)), itThem(len(unset))))
+					}
+					err := checkProject(p, t)
 					var list models.ErrorList
 					var me *models.Error
 					switch {
@@ -60,6 +72,9 @@ to a warehouse; environment variables are checked for the selected target only.`
 					}
 				}
 			}
+			for _, n := range notes {
+				fmt.Fprintf(a.stdout, "note: %s\n", n)
+			}
 			if err := errs.Err(); err != nil {
 				a.silent = true
 				fmt.Fprintln(a.stderr, indentAfterFirst(err.Error()))
@@ -70,4 +85,18 @@ to a warehouse; environment variables are checked for the selected target only.`
 			return nil
 		},
 	}
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

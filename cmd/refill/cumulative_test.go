@@ -46,6 +46,7 @@ func checkRunningTotals(t *testing.T, dir, when string) {
 }
 
 func TestCumulativeModel(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -70,6 +71,7 @@ func TestCumulativeModel(t *testing.T) {
 
 // A late order on an early day recomputes the chain from that day on.
 func TestCumulativeModelLateData(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -94,14 +96,15 @@ func TestCumulativeModelLateData(t *testing.T) {
 // Killed mid-chain, a rerun finishes it: each day was published before the
 // next began.
 func TestCumulativeModelKilled(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01", "--to", "2024-02", "--now=2024-03-01")
-	cmd, lines, _ := startRun(t, bin, "--project", dir, "run", "marts.customer_revenue_to_date", "--from", "2024-01", "--to", "2024-02", "--now=2024-03-01")
-	waitFor(t, lines, "ok    marts.customer_revenue_to_date", 20)
-	cmd.Process.Signal(syscall.SIGKILL)
-	exitCodeOf(cmd)
+	p := startRun(t, bin, "--project", dir, "run", "marts.customer_revenue_to_date", "--from", "2024-01", "--to", "2024-02", "--now=2024-03-01")
+	waitFor(t, p.lines, "ok    marts.customer_revenue_to_date", 20)
+	p.signal(syscall.SIGKILL)
+	p.wait()
 	done := query(t, dir, `SELECT count(*) FROM refill.partitions WHERE model = 'marts.customer_revenue_to_date' AND state = 'done'`)
 	if n, _ := done.(int64); n < 20 || n >= 60 {
 		t.Fatalf("%v partitions done when killed; want the kill mid-chain", done)
@@ -117,6 +120,7 @@ func TestCumulativeModelKilled(t *testing.T) {
 // A day whose previous day was never built is blocked. Run anyway, it is
 // recomputed by the run that builds the days before it.
 func TestCumulativeModelBlockedWithoutItsPast(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -146,6 +150,7 @@ func TestCumulativeModelBlockedWithoutItsPast(t *testing.T) {
 // A day whose previous day was republished after it was built (by a run
 // that died before it recomputed the rest of the chain) is stale.
 func TestCumulativeModelStaleAfterItsPast(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "+marts.customer_revenue_to_date", "--from", "2024-01", "--to", "2024-01", janNow)

@@ -13,6 +13,7 @@ import (
 // with exit 2 before anything opens the warehouse, whichever command takes
 // it; a flag left out keeps its default.
 func TestNumericFlags(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	for _, tc := range []struct {
 		args []string
@@ -46,6 +47,7 @@ func TestNumericFlags(t *testing.T) {
 // TestVersion: --version names refill's, Go's, DuckDB's and every
 // driver's version.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := refill(t, t.TempDir(), "--version")
 	if r.code != 0 {
 		t.Fatalf("--version: exit %d\n%s", r.code, r.stderr)
@@ -58,9 +60,38 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestVersionNamesTheCommit: a binary built as the Makefile builds it
+// names the commit it was built from, for bug reports.
+func TestVersionNamesTheCommit(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	describe, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
+	if err != nil {
+		t.Fatalf("git describe: %v", err)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if want := "refill " + strings.TrimSpace(string(describe)) + ","; err != nil || !strings.HasPrefix(string(out), want) {
+		t.Errorf("--version = %q (%v), want it to start %q", out, err, want)
+	}
+}
+
+// TestUnknownCommand: a misspelt command is a usage error (exit 2) that
+// suggests the command meant.
+func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
+	r := refill(t, t.TempDir(), "stats")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `unknown command "stats": did you mean status?`) {
+		t.Errorf("refill stats: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := refill(t, t.TempDir(), "xyzzy"); r.code != exitUsage || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("refill xyzzy: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // TestHelpListsCommands: every command the README documents is in --help,
 // man included.
 func TestHelpListsCommands(t *testing.T) {
+	t.Parallel()
 	r := refill(t, t.TempDir(), "--help")
 	for _, c := range []string{"validate", "plan", "run", "status", "render", "seed", "graph", "test", "init", "accept", "man", "completion"} {
 		if !strings.Contains(r.stdout, "\n  "+c+" ") {
@@ -73,6 +104,7 @@ func TestHelpListsCommands(t *testing.T) {
 // refill alone; the driver's own log lines (time=... level=error ...) do
 // not reach stderr.
 func TestSnowflakeDriverIsQuiet(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := t.TempDir()
 	write(t, dir, "refill.yml", "targets:\n  sf:\n    adapter: snowflake\n"+
@@ -119,6 +151,7 @@ FROM {{ source("raw.orders") }} WHERE order_date >= {{ start }} AND order_date <
 // TestNothingToDoSaysWhatIsLeftOut: a plan with nothing to do says that
 // the partitions still open are left out, and when they complete.
 func TestNothingToDoSaysWhatIsLeftOut(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--now=2024-02-01T12:00:00Z", "--yes", "--quiet")
@@ -131,6 +164,7 @@ func TestNothingToDoSaysWhatIsLeftOut(t *testing.T) {
 // TestRenderBatchOnlyWhereRunBatches: render shows a batch statement only
 // for a model run would batch.
 func TestRenderBatchOnlyWhereRunBatches(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	r := refill(t, dir, "render", "marts.monthly_revenue", "--partition", "2024-01,2024-02")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "marts.monthly_revenue declares no batch:") {
@@ -144,6 +178,7 @@ func TestRenderBatchOnlyWhereRunBatches(t *testing.T) {
 // TestFailuresAreGrouped: partitions failing alike are one line of the
 // summary, with a count and a hint, not one line each.
 func TestFailuresAreGrouped(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil) // not seeded: raw.orders does not exist
 	r := refill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-31", janNow)
 	if r.code != exitFailed {
@@ -164,6 +199,7 @@ func TestFailuresAreGrouped(t *testing.T) {
 // stops the commands that select it, at the var's position, and nothing
 // else.
 func TestUnsetVarBlocksOnlyItsModel(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, map[string]string{"models/marts/by_segment.sql": "SELECT {{ var(\"segment\") }} AS segment"})
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--partitions", "2024-01-02", janNow)
@@ -179,6 +215,7 @@ func TestUnsetVarBlocksOnlyItsModel(t *testing.T) {
 // TestCompletion completes the project's names: models and tags for
 // MODEL arguments, targets, and partition keys of the named model.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	for _, tc := range []struct {
 		args []string
@@ -209,6 +246,7 @@ func TestCompletion(t *testing.T) {
 // TestDefaultRangeEndsAtEnd: the plan header says where the default range
 // ends, and a model's end: bounds it however late the clock is.
 func TestDefaultRangeEndsAtEnd(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	r := mustRefill(t, dir, "plan", "staging.orders", "--offline", "--now=2024-09-01", "--output", "json")
 	var plan struct {

@@ -37,6 +37,7 @@ func days(model, from, to string) []string {
 }
 
 func TestBackfillPropagatesDownstreamInOrder(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -116,6 +117,7 @@ func TestBackfillPropagatesDownstreamInOrder(t *testing.T) {
 }
 
 func TestRewrittenUpstreamMakesDownstreamStale(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
@@ -175,6 +177,7 @@ func checksums(t *testing.T, dir string) string {
 }
 
 func TestPublishTogether(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-01-31", janNow)

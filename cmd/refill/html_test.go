@@ -219,6 +219,7 @@ func renderSynthetic(t testing.TB, specs []synthSpec) (int, []byte) {
 // page took 232 bytes a partition: 601 KB for the mixed project, 23.4 MB
 // for the big one; now they take 35 KB and 137 KB.
 func TestStatusHTMLSize(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name                 string
 		specs                []synthSpec
@@ -277,6 +278,7 @@ func drawn(cal *calendar) string {
 }
 
 func TestStatusHTMLCalendars(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
@@ -368,6 +370,7 @@ func TestStatusHTMLCalendars(t *testing.T) {
 }
 
 func TestStatusHTMLGroups(t *testing.T) {
+	t.Parallel()
 	g := newGrouper()
 	g.add("failed", "Binder Error: no column x in 2024-01-02 (line 3)", "", 0, 4)
 	g.add("failed", "Binder Error: no column x in 2024-01-03 (line 5)", "", 0, 5)
@@ -415,6 +418,7 @@ func TestStatusHTMLGroups(t *testing.T) {
 // as written, without a browser (TestStatusPageInBrowser checks what a
 // browser draws of it).
 func TestStatusHTMLPage(t *testing.T) {
+	t.Parallel()
 	dir := statusShop(t)
 	for range 5 { // 7 runs: more than status prints, fewer than the page shows
 		mustRefill(t, dir, "run", "marts.rolling_revenue", "--partitions", "2024-01-01", "--mode", "all", now)

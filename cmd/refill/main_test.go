@@ -72,6 +72,17 @@ func refill(t *testing.T, dir string, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
+// refillEnv runs the CLI in-process in project dir with env as the whole
+// environment refill.yml's ${VAR}s read, whatever the test's own.
+func refillEnv(t *testing.T, dir string, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{ctx: t.Context(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	code := a.do(append([]string{"--project", dir}, args...))
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
 func mustRefill(t *testing.T, dir string, args ...string) result {
 	t.Helper()
 	r := refill(t, dir, args...)

@@ -259,17 +259,24 @@ type oracle struct {
 }
 
 func TestOracle(t *testing.T) {
-	bin := binary(t)
+	t.Parallel()
+	// Under -short, the inner loop: a few cases, every command in-process
+	// (the binary is not built, so nothing is killed).
+	bin, cases := "", min(*oracleCases, 2)
+	if !testing.Short() {
+		bin, cases = binary(t), *oracleCases
+	}
 	seeds := []uint64{*oracleSeed}
 	if *oracleSeed == 0 {
 		seeds = nil
 		base := uint64(time.Now().UnixNano())
-		for i := 0; i < *oracleCases; i++ {
+		for i := 0; i < cases; i++ {
 			seeds = append(seeds, base+uint64(i)*7919)
 		}
 	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
 			o := newOracle(t, bin, seed)
 			defer func() {
 				if t.Failed() || testing.Verbose() {
@@ -374,7 +381,7 @@ func (o *oracle) step() {
 	case n < 9:
 		o.run(false)
 	case n < 11:
-		o.run(true) // with the real binary, killed or interrupted
+		o.run(o.bin != "") // with the real binary, killed or interrupted
 	case n < 12 && o.lastRun != "":
 		o.resume()
 	case n < 15:
@@ -900,7 +907,8 @@ func rowDiff(want, got []string) string {
 // TestOracleCatchesCorruption checks the checks: each kind of wrong data
 // the oracle looks for, made by hand, is reported.
 func TestOracleCatchesCorruption(t *testing.T) {
-	o := newOracle(t, binary(t), 42, "daily", "weekly")
+	t.Parallel()
+	o := newOracle(t, "", 42, "daily", "weekly")
 	o.must("run", oracleNow, "--yes")
 	if diffs := o.compare(); len(diffs) != 0 {
 		t.Fatalf("a clean run differs: %v", diffs)

@@ -49,7 +49,13 @@ func binary(t *testing.T) string {
 			return
 		}
 		binDir, binPath = dir, filepath.Join(dir, "refill")
-		out, err := exec.Command("go", "build", "-tags", "minicore_disabled", "-o", binPath, ".").CombinedOutput()
+		// The Makefile's linker flags, which stamp the version.
+		ldflags, err := exec.Command("make", "-s", "-C", "../..", "ldflags").Output()
+		if err != nil {
+			binErr = fmt.Errorf("make ldflags: %v", err)
+			return
+		}
+		out, err := exec.Command("go", "build", "-tags", "minicore_disabled", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -145,6 +151,7 @@ func partitionStates(t *testing.T, dir string, args ...string) map[string]string
 }
 
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := crashProject(t)
 	base := baseSums(t, dir)
@@ -163,7 +170,7 @@ func TestCrashSafety(t *testing.T) {
 		version[d] = 1
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
-	trials, mixed := 20, 0
+	trials, mixed := 12, 0
 	for trial := 0; trial < trials; trial++ {
 		k := trial + 2
 		cmd := run(k)
@@ -225,28 +232,70 @@ func TestCrashSafety(t *testing.T) {
 	t.Logf("%d trials, %d killed mid-run; a full run of %d partitions takes %s", trials, mixed, crashDays, full)
 }
 
-// startRun starts the binary and returns it with a channel of its output
-// lines.
-func startRun(t *testing.T, bin string, args ...string) (*exec.Cmd, <-chan string, *bytes.Buffer) {
+// proc is the refill binary running in the background.
+type proc struct {
+	cmd   *exec.Cmd
+	lines <-chan string // its output, line by line; closed once it exited
+	out   *lockedBuffer // all of its output so far
+	done  chan struct{} // closed once it exited
+	code  int           // its exit code, once done (-1: killed by a signal)
+}
+
+// startRun starts the binary and returns it; its output is read as it
+// comes, whether or not the test reads lines.
+func startRun(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
 	pr, pw := io.Pipe()
-	var all bytes.Buffer
-	cmd.Stdout = io.MultiWriter(pw, &all)
-	cmd.Stderr = io.MultiWriter(pw, &all)
-	lines := make(chan string, 1000)
+	lines := make(chan string, 1<<16)
+	p := &proc{cmd: exec.Command(bin, args...), lines: lines, out: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout = io.MultiWriter(pw, p.out)
+	p.cmd.Stderr = p.cmd.Stdout
 	go func() {
 		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}
+		io.Copy(io.Discard, pr) // a line too long to scan: keep the binary writing
 		close(lines)
 	}()
-	if err := cmd.Start(); err != nil {
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { cmd.Wait(); pw.Close() }()
-	return cmd, lines, &all
+	go func() {
+		p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		pw.Close()
+		close(p.done)
+	}()
+	return p
+}
+
+// signal sends sig to the binary.
+func (p *proc) signal(sig os.Signal) { p.cmd.Process.Signal(sig) }
+
+// wait waits for the binary to exit and returns its exit code.
+func (p *proc) wait() int {
+	<-p.done
+	return p.code
+}
+
+// lockedBuffer is a buffer that the binary's output and the test share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // waitFor reads lines until one starts with prefix n times.
@@ -268,22 +317,17 @@ func waitFor(t *testing.T, lines <-chan string, prefix string, n int) {
 	}
 }
 
-func exitCodeOf(cmd *exec.Cmd) int {
-	for cmd.ProcessState == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
-	return cmd.ProcessState.ExitCode()
-}
-
 func TestInterruptFinishesInFlightWork(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := crashProject(t)
 	base := baseSums(t, dir)
 	mustRefill(t, dir, "run", crashNow)
-	cmd, lines, out := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--var", "work=20000000", "--concurrency", "2")
-	waitFor(t, lines, "ok", 5)
-	cmd.Process.Signal(syscall.SIGINT)
-	if code := exitCodeOf(cmd); code != exitInterrupted {
+	p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--var", "work=20000000", "--concurrency", "2")
+	waitFor(t, p.lines, "ok", 5)
+	p.signal(syscall.SIGINT)
+	out := p.out
+	if code := p.wait(); code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, out)
 	}
 	if !strings.Contains(out.String(), "Interrupted") {
@@ -315,12 +359,13 @@ func TestInterruptFinishesInFlightWork(t *testing.T) {
 		t.Errorf("last run is %v, want interrupted", s)
 	}
 	// A second signal aborts at once; transactions keep partitions whole.
-	cmd, lines, out = startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=3", "--var", "work=20000000", "--concurrency", "2")
-	waitFor(t, lines, "ok", 2)
-	cmd.Process.Signal(syscall.SIGINT)
+	p = startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=3", "--var", "work=20000000", "--concurrency", "2")
+	waitFor(t, p.lines, "ok", 2)
+	p.signal(syscall.SIGINT)
 	time.Sleep(20 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	if code := exitCodeOf(cmd); code != exitInterrupted {
+	p.signal(syscall.SIGINT)
+	out = p.out
+	if code := p.wait(); code != exitInterrupted {
 		t.Fatalf("second signal: exit %d, want %d\n%s", code, exitInterrupted, out)
 	}
 	for d, got := range dayState(t, dir) {
@@ -337,10 +382,11 @@ func TestInterruptFinishesInFlightWork(t *testing.T) {
 }
 
 func TestConcurrentRunsOnOneWarehouse(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := crashProject(t)
-	a, lines, aout := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "work=20000000", "--concurrency", "1")
-	waitFor(t, lines, "ok", 1)
+	a := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "work=20000000", "--concurrency", "1")
+	waitFor(t, a.lines, "ok", 1)
 	var out bytes.Buffer
 	b := exec.Command(bin, "--project", dir, "run", crashNow)
 	b.Stdout, b.Stderr = &out, &out
@@ -362,8 +408,8 @@ func TestConcurrentRunsOnOneWarehouse(t *testing.T) {
 	if err := w.Run(); err != nil {
 		t.Fatalf("waiting run: %v\n%s", err, wout.String())
 	}
-	if code := exitCodeOf(a); code != 0 {
-		t.Fatalf("first run: exit %d\n%s", code, aout)
+	if code := a.wait(); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, a.out)
 	}
 	if !strings.Contains(wout.String(), "Nothing to do") {
 		t.Errorf("the waiting run did work the first one did:\n%s", wout.String())

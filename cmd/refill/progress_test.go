@@ -11,6 +11,7 @@ import (
 )
 
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	feed := func(p *progress) {
 		p.observe(runner.Event{Kind: runner.EventStart, Total: 4})
 		p.observe(runner.Event{Kind: runner.EventUnit, Model: "m", Partitions: []string{"2024-01-01", "2024-01-02"}})

@@ -12,6 +12,7 @@ import (
 // Hole 11: every command the README's quickstart shows works as written,
 // after what `make demo` does, on a copy of the example project.
 func TestReadmeQuickstart(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	dir := shop(t, nil)
 	run := func(line string) {
@@ -112,6 +113,7 @@ func readmeBlockAfter(t *testing.T, marker string) []string {
 // written, with bash, in a new folder, with the refill binary on PATH:
 // init, a new source and two models, seed, plan, run, status and test.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRunTwiceWritesEachPartitionOnce(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	r := mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-01-31", janNow)
@@ -45,6 +46,7 @@ func TestRunTwiceWritesEachPartitionOnce(t *testing.T) {
 }
 
 func TestChangedSQLMakesPartitionsStale(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "+marts.daily_revenue", "--from", "2024-01-01", "--to", "2024-01-10", now)
@@ -87,6 +89,7 @@ func TestChangedSQLMakesPartitionsStale(t *testing.T) {
 }
 
 func TestRowsOutsideTheWindowAreRefused(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now)
@@ -116,6 +119,7 @@ WHERE order_date >= {{ start }} AND order_date <= {{ end }}`)
 }
 
 func TestSQLErrorAtOnePartition(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-20", now)
@@ -159,6 +163,7 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}`)
 }
 
 func TestResumeRepeatsTheSelection(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-20", now)
@@ -209,6 +214,7 @@ func TestResumeRepeatsTheSelection(t *testing.T) {
 }
 
 func TestModeFailedRerunsOnlyFailures(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	orders := filepath.Join(dir, "models", "staging", "orders.sql")
@@ -230,6 +236,7 @@ func TestModeFailedRerunsOnlyFailures(t *testing.T) {
 }
 
 func TestBlockingAuditLeavesTargetUnchanged(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-05", now)

@@ -51,6 +51,7 @@ func planReasons(t *testing.T, dir string, args ...string) map[string]string {
 
 // TestScheduledRunsPickUpLateData simulates a daily cron over several days.
 func TestScheduledRunsPickUpLateData(t *testing.T) {
+	t.Parallel()
 	dir := lateProject(t, "lookback: 3")
 	mustRefill(t, dir, "run", "--now", "2024-01-05T06:00:00Z")
 	if got := query(t, dir, `SELECT count(*) FROM main.daily`); got != int64(4) {
@@ -89,6 +90,7 @@ func TestScheduledRunsPickUpLateData(t *testing.T) {
 }
 
 func TestSparseLookbackAndDelay(t *testing.T) {
+	t.Parallel()
 	dir := lateProject(t, "lookback: [0, 1, 7]\ndelay: 2h")
 	mustRefill(t, dir, "run", "--now", "2024-01-15T03:00:00Z")
 	// At 01:00 on the 16th the 15th is not complete yet: its data is
@@ -106,6 +108,7 @@ func TestSparseLookbackAndDelay(t *testing.T) {
 }
 
 func TestWatermarkRerunsOnlyFreshPartitions(t *testing.T) {
+	t.Parallel()
 	dir := lateProject(t, `lookback: 3
 watermark: SELECT max(loaded_at) FROM {{ source("src.events") }} WHERE d >= {{ start }} AND d < {{ end }}`)
 	mustRefill(t, dir, "run", "--now", "2024-01-10T06:00:00Z")
@@ -131,6 +134,7 @@ watermark: SELECT max(loaded_at) FROM {{ source("src.events") }} WHERE d >= {{ s
 
 // TestLocalDaysAcrossDST partitions UTC timestamps by Berlin days.
 func TestLocalDaysAcrossDST(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "refill.yml", "targets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\n")
 	write(t, dir, "models/local.sql", `/* refill

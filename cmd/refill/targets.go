@@ -214,9 +214,11 @@ func duckdbEngineVersion() (string, error) {
 // layout or sharding key without a cluster, an unknown layout, and under
 // the sharded layout a model whose table is another's local table.
 func checkClickHouseCluster(t *models.Target, p *models.Project, s models.TargetSchemas) error {
-	cluster, layout := t.Settings["cluster"], t.Settings["layout"]
+	layout := t.Settings["layout"]
 	for _, key := range []string{"layout", "sharding_key"} {
-		if t.Settings[key] != "" && cluster == "" {
+		// Whether cluster: is set, not its value: an unset variable in it
+		// is the target's own error (Target.Err), reported when it is used.
+		if t.Has(key) && !t.Has("cluster") {
 			return t.Errorf(key, "%s applies to a cluster: set cluster: (a cluster of the servers' remote_servers)", key)
 		}
 	}

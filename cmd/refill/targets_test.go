@@ -64,6 +64,7 @@ SELECT 1 AS x
 // fingerprint that changes makes every such model look edited, and a
 // scheduled run rebuild all of it.
 func TestFingerprintsKept(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{}
 	for name, text := range fingerprintProject {
 		fsys[name] = &fstest.MapFile{Data: []byte(text)}
@@ -118,6 +119,7 @@ func TestFingerprintsKept(t *testing.T) {
 // TestAdapterSettingsErrors: the adapters check their blocks and settings
 // as the project loads, and validate reports each problem at its line.
 func TestAdapterSettingsErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, "refill.yml", "target: dev\ntargets:\n  dev: {adapter: duckdb, path: w.duckdb}\n"+
 		"  sf: {adapter: snowflake, dsn: \"u:p@acct/DB/SCH\", warehouse: WH, pth: q}\n")
@@ -152,6 +154,7 @@ func TestAdapterSettingsErrors(t *testing.T) {
 // TestClusterSettingsErrors: a ClickHouse target's cluster settings are
 // checked before anything connects, each error at its line.
 func TestClusterSettingsErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, target string
 		models       map[string]string

@@ -24,6 +24,7 @@ func statusShop(t *testing.T) string {
 }
 
 func TestStatusPicture(t *testing.T) {
+	t.Parallel()
 	dir := statusShop(t)
 	r := mustRefill(t, dir, "status", now, "--no-color")
 	adaptertest.Golden(t, "testdata/status.txt", maskRuns(r.stdout))
@@ -39,6 +40,7 @@ func maskRuns(s string) string {
 }
 
 func TestInitScaffoldsAWorkingProject(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "analytics")
 	r := refill(t, ".", "init", dir)
 	if r.code != 0 {
@@ -89,6 +91,7 @@ func TestVerboseShowsSQLWithSecretsRedacted(t *testing.T) {
 }
 
 func TestCompletionAndManPages(t *testing.T) {
+	t.Parallel()
 	r := mustRefill(t, ".", "completion", "bash")
 	if !strings.Contains(r.stdout, "__start_refill") {
 		t.Errorf("bash completion:\n%.200s", r.stdout)
@@ -102,6 +105,7 @@ func TestCompletionAndManPages(t *testing.T) {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	for _, args := range [][]string{
 		{"plan", "--from", "2024-13-01"},
@@ -135,6 +139,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 func TestPlanEstimatesAndMaxPartitions(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	mustRefill(t, dir, "seed")
 	r := mustRefill(t, dir, "plan", "staging.orders", "--from", "2024-02-01", "--to", "2024-02-28", now, "--estimate", "--output", "json")
@@ -160,6 +165,7 @@ func TestPlanEstimatesAndMaxPartitions(t *testing.T) {
 }
 
 func TestGraphOutput(t *testing.T) {
+	t.Parallel()
 	dir := shop(t, nil)
 	r := mustRefill(t, dir, "graph")
 	for _, want := range []string{
@@ -223,6 +229,53 @@ func TestRefillTestReportsUnportableModels(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "ok    render    marts.monthly_revenue  (partition 2024-01 on ch (clickhouse))") {
 		t.Errorf("the model is not rendered for ClickHouse:\n%s", r.stdout)
+	}
+}
+
+// TestValidateWithoutWarehouseVariables: on a fresh clone, with no
+// warehouse variable set, validate passes on the example project and says
+// which targets it could not configure; the selected target's unset
+// variables are errors naming them; and an error that holds whatever the
+// environment is still reported at its line.
+func TestValidateWithoutWarehouseVariables(t *testing.T) {
+	t.Parallel()
+	dir := shop(t, nil)
+	r := refillEnv(t, dir, nil, "validate")
+	if r.code != 0 {
+		t.Fatalf("validate with no variables: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"note: target cluster is not configured here: CLICKHOUSE_CLUSTER_DSN, CLICKHOUSE_CLUSTER are unset",
+		"note: target clickhouse is not configured here: CLICKHOUSE_DSN is unset",
+		"note: target prod is not configured here: SNOWFLAKE_DSN is unset",
+		"OK: 7 models, 4 targets.",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("validate does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	all := map[string]string{"CLICKHOUSE_DSN": "clickhouse://127.0.0.1:9000/default", "CLICKHOUSE_CLUSTER_DSN": "clickhouse://127.0.0.1:9000/default",
+		"CLICKHOUSE_CLUSTER": "refill", "SNOWFLAKE_DSN": "u@acct/DB"}
+	if r := refillEnv(t, dir, all, "validate"); r.code != 0 || strings.Contains(r.stdout, "not configured") {
+		t.Errorf("validate with every variable: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = refillEnv(t, dir, nil, "validate", "--target", "cluster")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "refill.yml:16:14: environment variable CLICKHOUSE_CLUSTER is not set") {
+		t.Errorf("validate --target cluster with its variables unset: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	yml, err := os.ReadFile(filepath.Join(dir, "refill.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "refill.yml", strings.Replace(string(yml), "layout: sharded ", "layout: shardd  ", 1))
+	r = refillEnv(t, dir, nil, "validate")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `refill.yml:17:13: unknown layout "shardd"`) {
+		t.Errorf("an unknown layout in an unconfigured target: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	write(t, dir, "refill.yml", strings.Replace(string(yml), "    cluster: ${CLICKHOUSE_CLUSTER}", "", 1))
+	r = refillEnv(t, dir, nil, "validate")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "layout applies to a cluster") {
+		t.Errorf("a layout without cluster: in an unconfigured target: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -15,16 +15,29 @@ var drivers = []struct{ path, what string }{
 	{"github.com/snowflakedb/gosnowflake", "Snowflake driver"},
 }
 
+// version is refill's version as the build stamped it (the Makefile sets
+// it to git describe's); empty when the build did not.
+var version string
+
 // versionText is what refill --version prints: refill's version (its
-// module's, or the commit of a build from a checkout), Go's, the DuckDB
+// module's, the commit the Makefile stamped, or the commit of a build
+// from a checkout that Go recorded), Go's, the DuckDB
 // library's and each driver's.
 func versionText() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return fmt.Sprintf("refill (no build information) %s\n", runtime.Version())
 	}
+	return formatVersion(version, info)
+}
+
+// formatVersion is versionText for a stamped version (or "") and the
+// binary's build information.
+func formatVersion(stamped string, info *debug.BuildInfo) string {
 	version := info.Main.Version
-	if version == "" || version == "(devel)" {
+	if stamped != "" {
+		version = stamped
+	} else if version == "" || version == "(devel)" {
 		version = "devel"
 		settings := map[string]string{}
 		for _, s := range info.Settings {

@@ -19,7 +19,7 @@ import (
 // TestClickHouseShop seeds the example project and backfills January 2024
 // into ClickHouse with the runner, then checks the marts against the raw
 // seed data and that a rerun has nothing to do. The project's databases
-// (raw, staging, marts) are fixed names: the test skips if any exists, so
+// (raw, staging, marts) are fixed names: the test fails if any exists, so
 // it never touches data it did not create, and drops them afterwards.
 func TestClickHouseShop(t *testing.T) {
 	s := schemas(t)
@@ -40,7 +40,7 @@ func TestClickHouseShop(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(res.Rows) > 0 {
-		t.Skipf("the server already has database %v; not touching it", res.Rows[0][0])
+		t.Fatalf("the server already has database %v: this test creates raw, staging and marts and drops them afterwards, so it never touches data it did not create; point CLICKHOUSE_DSN at a throwaway server (.ci/clickhouse/start), or drop them if a killed test left them", res.Rows[0][0])
 	}
 	t.Cleanup(func() {
 		for _, db := range dbs {
