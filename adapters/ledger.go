@@ -98,6 +98,10 @@ const (
 	RunSucceeded   RunStatus = "succeeded"
 	RunFailed      RunStatus = "failed"
 	RunInterrupted RunStatus = "interrupted"
+	// RunIncomplete is a run that failed nothing but left partitions of
+	// its selection blocked: they read upstream partitions that are not
+	// there.
+	RunIncomplete RunStatus = "incomplete"
 	// RunAbandoned is a run that stopped without recording its end (it
 	// was killed): its leases expired while it was still running.
 	RunAbandoned RunStatus = "abandoned"

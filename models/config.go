@@ -48,7 +48,10 @@ type Config struct {
 	// max(loaded_at)) of a partition's source rows. A scheduled run then
 	// reruns a lookback partition only when its marker moved.
 	Watermark *Template
-	Audits    []Audit // checks on every staged partition
+	// Refresh says when a scheduled run rebuilds a whole-table or list
+	// model that is otherwise done (see Refresh).
+	Refresh Refresh
+	Audits  []Audit // checks on every staged partition
 	// Columns, when declared, are the table's columns in order: refill
 	// creates the table from them and checks every stage against them.
 	Columns []ColumnDecl
@@ -102,8 +105,43 @@ type Audit struct {
 
 var configKeys = []string{
 	"partition_by", "grain", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
-	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "audits", "columns",
+	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "refresh", "audits", "columns",
 	"on_schema_change", "full_refresh", "description",
+}
+
+// RefreshMode is when a scheduled run rebuilds a whole-table or list model
+// that is done. refill knows when the models it reads change; a source()
+// it does not track, so a model reading one is refreshed by this rule.
+type RefreshMode string
+
+// Refresh modes.
+const (
+	// RefreshNever rebuilds the model only when it is stale: its SQL or an
+	// upstream model changed. The default of a model reading no source.
+	RefreshNever RefreshMode = "never"
+	// RefreshAlways rebuilds it on every scheduled run. The default of a
+	// model that reads a source() and declares no watermark.
+	RefreshAlways RefreshMode = "always"
+	// RefreshEvery rebuilds it once its last build is Refresh.Every old.
+	RefreshEvery RefreshMode = "every"
+	// RefreshWatermark rebuilds it when its watermark query's value moved
+	// since the last build. The default of a model that declares one.
+	RefreshWatermark RefreshMode = "watermark"
+)
+
+// Refresh is a whole-table or list model's refresh rule: refresh: always,
+// never, or a duration (6h, 1d); watermark when the model declares one.
+type Refresh struct {
+	Mode  RefreshMode
+	Every time.Duration // for RefreshEvery
+}
+
+// String renders the rule as refresh: takes it.
+func (r Refresh) String() string {
+	if r.Mode == RefreshEvery {
+		return FormatDuration(r.Every)
+	}
+	return string(r.Mode)
 }
 
 // SchemaPolicy says what a run does when a stage's columns differ from its
@@ -145,8 +183,8 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
 func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 	c := Config{Location: time.UTC}
 	var (
-		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode *yaml.Node
-		partitionType, start, end                                                                            string
+		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode, refreshNode *yaml.Node
+		partitionType, start, end                                                                                         string
 	)
 	d.fields(root, "model config", append(slices.Clip(configKeys), x.blockNames()...), func(key string, v *yaml.Node) {
 		switch key {
@@ -238,6 +276,21 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 				}
 				c.Watermark = t
 			}
+		case "refresh":
+			refreshNode = v
+			if s, ok := d.str(v, key); ok {
+				switch s {
+				case string(RefreshAlways), string(RefreshNever):
+					c.Refresh.Mode = RefreshMode(s)
+				default:
+					every, err := ParseDuration(s)
+					if err != nil || every <= 0 {
+						d.errAt(v, "refresh must be always, never or a duration such as 6h or 1d, not %q", s)
+						return
+					}
+					c.Refresh = Refresh{Mode: RefreshEvery, Every: every}
+				}
+			}
 		case "audits":
 			c.Audits = decodeAudits(d, v)
 		case "columns":
@@ -307,11 +360,16 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 		d.errAt(tzNode, "hour partitions are always UTC; timezone applies to day and coarser grains")
 	}
 	if c.Grain == 0 {
-		for key, n := range map[string]*yaml.Node{"start": startNode, "end": endNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode, "watermark": watermarkNode} {
+		for key, n := range map[string]*yaml.Node{"start": startNode, "end": endNode, "timezone": tzNode, "partition_type": typeNode, "batch": batchNode, "lookback": lookbackNode} {
 			if n != nil {
 				d.errAt(n, "%s applies only to time-partitioned models (set grain)", key)
 			}
 		}
+		if c.Refresh.Mode == "" && watermarkNode != nil {
+			c.Refresh.Mode = RefreshWatermark
+		}
+	} else if refreshNode != nil {
+		d.errAt(refreshNode, "refresh applies to whole-table and list models; a time-partitioned model reruns its recent partitions with lookback")
 	}
 	if c.Grain != 0 && watermarkNode != nil && len(c.Lookback) == 0 {
 		d.errAt(watermarkNode, "watermark needs lookback: the recent partitions whose freshness each scheduled run checks")

@@ -46,6 +46,11 @@ type Dialect interface {
 	StringAgg(expr, sep, orderBy string) string
 	// ColumnType returns the dialect's type for a portable column type.
 	ColumnType(t ColumnType) string
+	// HashRows renders an aggregate over the SQL expressions exprs (a
+	// row's columns) whose value depends on the multiset of rows and not
+	// on their order: two tables of equal rows hash alike, and tables that
+	// differ almost surely do not. It fingerprints a table's content.
+	HashRows(exprs []string) string
 }
 
 // SQL is text that a template splices into a statement verbatim: relations

@@ -158,3 +158,46 @@ func KeyRange(first, last string) string {
 	}
 	return first + ".." + last
 }
+
+// AsOf names horizon h of m, a whole-table or list model (the end of the
+// upstream time it read; see runner.Step.Horizon), by the partition key of
+// its finest time-partitioned upstream holding the last instant before h:
+// "2024-04-30" for a horizon of 1 May over daily models. "" when h is zero
+// or m reads no time-partitioned model.
+func (m *Model) AsOf(h time.Time) string {
+	if h.IsZero() {
+		return ""
+	}
+	var finest *Model
+	for _, up := range m.Upstream {
+		if up.Kind() == TimePartitioned && (finest == nil || up.Config.Grain < finest.Config.Grain) {
+			finest = up
+		}
+	}
+	if finest == nil {
+		return ""
+	}
+	return finest.PartitionAt(h.Add(-time.Nanosecond)).Key
+}
+
+// RefreshRule returns when a scheduled run rebuilds m, a whole-table or
+// list model, though it is done: its refresh: setting; else watermark
+// when it declares a watermark query, always when it reads a source()
+// (which refill does not track), and never otherwise. Time-partitioned
+// models have none (lookback reruns their recent partitions).
+func (m *Model) RefreshRule() Refresh {
+	switch {
+	case m.Kind() == TimePartitioned:
+		return Refresh{Mode: RefreshNever}
+	case m.Config.Refresh.Mode != "":
+		return m.Config.Refresh
+	case m.ReadsSources():
+		return Refresh{Mode: RefreshAlways}
+	}
+	return Refresh{Mode: RefreshNever}
+}
+
+// ReadsSources reports whether m's SQL reads a table through source().
+func (m *Model) ReadsSources() bool {
+	return m.SQL != nil && len(m.SQL.Source) > 0
+}

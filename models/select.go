@@ -33,12 +33,16 @@ type Selected struct {
 	// a trailing + (everything, with no selectors): their partitions are
 	// chosen by the range. A model may be in both.
 	Upstream, Direct map[*Model]bool
+	// Named holds the models a term named (marts.daily_revenue,
+	// daily_revenue+), not those a tag or a path matched.
+	Named map[*Model]bool
 }
 
 // SelectDetail is Select, also telling which models came from a leading +.
 func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) {
 	direct := map[*Model]bool{}
 	upstream := map[*Model]bool{}
+	named := map[*Model]bool{}
 	terms := splitTerms(selectors)
 	if len(terms) == 0 {
 		for _, m := range p.Models {
@@ -49,6 +53,9 @@ func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) 
 		if err := p.matchTerm(term, direct, upstream); err != nil {
 			return nil, err
 		}
+		if m, err := p.Model(strings.Trim(term, "+")); err == nil {
+			named[m] = true
+		}
 	}
 	drop := map[*Model]bool{}
 	for _, term := range splitTerms(excludes) {
@@ -56,10 +63,13 @@ func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) 
 			return nil, err
 		}
 	}
-	s := &Selected{Upstream: map[*Model]bool{}, Direct: map[*Model]bool{}}
+	s := &Selected{Upstream: map[*Model]bool{}, Direct: map[*Model]bool{}, Named: map[*Model]bool{}}
 	for _, m := range p.Graph.Order {
 		if (direct[m] || upstream[m]) && !drop[m] {
 			s.Models = append(s.Models, m)
+			if named[m] {
+				s.Named[m] = true
+			}
 			if upstream[m] {
 				s.Upstream[m] = true
 			}

@@ -143,3 +143,5 @@ func TestPortableHelperErrors(t *testing.T) {
 		})
 	}
 }
+
+func (ansi) HashRows(exprs []string) string { return "hash_rows(" + strings.Join(exprs, ", ") + ")" }

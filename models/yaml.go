@@ -192,6 +192,22 @@ func (d *yamlDoc) duration(n *yaml.Node, key string) (time.Duration, bool) {
 	return v, true
 }
 
+// FormatDuration renders d as ParseDuration reads it: whole days as 1d,
+// otherwise as Go does, without zero units (6h, 1h30m).
+func FormatDuration(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // ParseDuration parses a Go duration ("2h30m") or a number of days ("1d").
 func ParseDuration(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {

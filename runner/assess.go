@@ -44,6 +44,11 @@ const (
 	ReasonPartial   Reason = "partial"   // published before its window was complete
 	ReasonDrift     Reason = "drift"     // the table does not hold what the ledger recorded
 	ReasonRebuild   Reason = "rebuild"   // the whole table is rebuilt (--full-refresh, on_schema_change: rebuild)
+	// ReasonRefresh: a whole-table or list model that is done, rebuilt by a
+	// scheduled run as its refresh rule says (it reads a source refill
+	// does not track). When its new rows equal its table's, nothing is
+	// published and what reads it stays done.
+	ReasonRefresh Reason = "refresh"
 	// ReasonBlocked marks a partition that needs to run but reads upstream
 	// partitions that are missing, failed or blocked, which the plan does
 	// not build (Plan.Blocked).
@@ -52,7 +57,7 @@ const (
 
 // Reasons lists every reason, in the order plan summarizes them.
 var Reasons = []Reason{ReasonMissing, ReasonFailed, ReasonPending, ReasonStale, ReasonUpstream, ReasonDrift,
-	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonForced, ReasonRebuild, ReasonBlocked}
+	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonRefresh, ReasonForced, ReasonRebuild, ReasonBlocked}
 
 // assessment is what the ledger says of one partition.
 type assessment struct {

@@ -32,7 +32,16 @@ const (
 	CheckPassed  CheckStatus = "ok"
 	CheckFailed  CheckStatus = "FAIL"
 	CheckSkipped CheckStatus = "skip"
+	// CheckNotRun is a selected model of which the sample ran no partition:
+	// nothing was checked. It fails refill test unless the caller allows it.
+	CheckNotRun CheckStatus = "not run"
 )
+
+// Fails reports whether a check of status s fails refill test, given
+// whether models left out of the sample are allowed.
+func (s CheckStatus) Fails(allowUnsampled bool) bool {
+	return s == CheckFailed || s == CheckNotRun && !allowUnsampled
+}
 
 // Sandbox is the empty warehouse RunChecks runs models and unit tests on
 // (refill test uses an in-memory DuckDB).
@@ -59,10 +68,16 @@ type CheckOptions struct {
 	// Select picks the models to check, as models.Project.Select takes
 	// selectors; every model when empty.
 	Select []string
+	// Exclude removes models from the selection, as models.Project.Select
+	// takes excludes.
+	Exclude []string
 	// From and To bound the sample partitions: by default the three days
 	// from the earliest model start; To defaults to From when only From is
 	// set.
 	From, To string
+	// Now is the clock that decides which partitions are complete; the
+	// time of the call when zero.
+	Now time.Time
 	// Dialect returns a target's dialect and default schema without
 	// connecting, or why the target's settings are invalid.
 	Dialect func(t *models.Target) (models.Dialect, string, error)
@@ -108,7 +123,7 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 	add(Check{Suite: "validate", Name: "project", Status: CheckPassed, Duration: time.Since(start),
 		Message: strings.Join([]string{Plural(len(p.Models), "model"), Plural(len(p.Targets), "target"), Plural(len(unitTests), "unit test"), Plural(len(seeds), "seed")}, ", ")})
 
-	selected, err := p.Select(opts.Select, nil)
+	selected, err := p.Select(opts.Select, opts.Exclude)
 	if err != nil {
 		add(Check{Suite: "validate", Name: "selection", Status: CheckFailed, Message: err.Error()})
 		return checks
@@ -120,7 +135,11 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 	for _, t := range p.Targets {
 		native = native || t.Adapter == opts.Sandbox.Adapter
 	}
-	runChecks, notPortable := sampleRunChecks(ctx, p, selected, seeds, from, to, opts.Sandbox, native)
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	runChecks, notPortable := sampleRunChecks(ctx, p, selected, seeds, from, to, now, opts.Sandbox, native)
 	checks = append(checks, runChecks...)
 	checks = append(checks, unitTestChecks(ctx, p, selected, unitTests, notPortable, opts.Sandbox)...)
 	return checks
@@ -226,7 +245,7 @@ func samplePartition(m *models.Model, from string) (models.Partition, error) {
 // sample in a sandbox loaded with the seeds. It returns the checks and the
 // models that do not run in the sandbox, with why, when no target uses
 // the sandbox's warehouse (native is false).
-func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.Model, seeds []*models.Seed, from, to string, sb Sandbox, native bool) ([]Check, map[string]string) {
+func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.Model, seeds []*models.Seed, from, to string, now time.Time, sb Sandbox, native bool) ([]Check, map[string]string) {
 	notPortable := map[string]string{}
 	db, err := sb.Open(ctx)
 	if err != nil {
@@ -245,7 +264,7 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 	for i, m := range selected {
 		names[i] = "+" + m.Name // upstream models supply the rows they read
 	}
-	plan, err := r.Plan(ctx, Selection{Select: names, From: from, To: to, Mode: ModeAll, Now: time.Now().UTC()})
+	plan, err := r.Plan(ctx, Selection{Select: names, From: from, To: to, Mode: ModeAll, Now: now})
 	if err != nil {
 		return append(out, Check{Suite: "run", Name: "plan", Status: CheckFailed, Message: err.Error()}), notPortable
 	}
@@ -260,8 +279,16 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 	for _, pr := range sum.Partitions {
 		byModel[pr.Model] = append(byModel[pr.Model], pr)
 	}
+	chosen := map[*models.Model]bool{}
+	for _, m := range selected {
+		chosen[m] = true
+	}
 	for _, m := range plan.Models {
 		c := modelCheck(m, byModel[m.Name], sb, native, notPortable)
+		if len(byModel[m.Name]) == 0 && chosen[m] {
+			// Nothing of a selected model ran: say so, never ok.
+			c.Status, c.Message = CheckNotRun, "no partition in the sample "+unsampledWhy(m, from, to, now, plan)
+		}
 		c.Duration = elapsed / time.Duration(max(len(plan.Models), 1))
 		out = append(out, c)
 	}
@@ -293,7 +320,7 @@ func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native b
 		c.Message = fmt.Sprintf("%s (%s): %s", m.Name, m.Path, strings.Join(problems, "\n"))
 		switch {
 		case auditOnly:
-			c.Status, c.Message = CheckPassed, Plural(len(results), "partition")+" ran; audits failed (see below)"
+			c.Status, c.Message = CheckFailed, Plural(len(results), "partition")+" ran; audits failed (see below)"
 		case native:
 			c.Status = CheckFailed
 		default:
@@ -315,6 +342,35 @@ func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native b
 		}
 	}
 	return c
+}
+
+// unsampledWhy says why the sample from..to ran no partition of m, and how
+// to sample it.
+func unsampledWhy(m *models.Model, from, to string, now time.Time, plan *Plan) string {
+	for _, note := range plan.Notes {
+		if rest, ok := strings.CutPrefix(note, m.Name+": "); ok {
+			return fmt.Sprintf("%s..%s: %s", from, to, rest)
+		}
+	}
+	for _, st := range plan.Blocked {
+		if st.Model == m {
+			return fmt.Sprintf("%s..%s: %s %s", from, to, st.Partition.Key, st.Detail)
+		}
+	}
+	if m.Kind() != models.TimePartitioned {
+		return fmt.Sprintf("%s..%s (--allow-unsampled accepts it)", from, to)
+	}
+	first := m.PartitionAt(m.Config.Start)
+	last, ok := m.LastComplete(now)
+	if !ok {
+		return fmt.Sprintf("%s..%s: no partition of it is complete at %s (--now pins the clock)", from, to, now.UTC().Format(time.RFC3339))
+	}
+	if per, err := models.ParsePeriod(from, m.Config.Location); err == nil && per.Start.After(last) {
+		return fmt.Sprintf("%s..%s: its last partition complete at %s is %s (--now pins the clock)", from, to,
+			now.UTC().Format(time.RFC3339), m.PartitionAt(last).Key)
+	}
+	return fmt.Sprintf("%s..%s: its first partition is %s (refill test --from %s samples it; --allow-unsampled accepts it)",
+		from, to, first.Key, first.Key)
 }
 
 func partitionSpan(rs []PartitionResult) string {

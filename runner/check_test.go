@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"time"
 	"testing/fstest"
 
 	"github.com/refill/refill/adapters"
@@ -162,13 +163,13 @@ func TestRunChecksCatchBreakage(t *testing.T) {
 }
 
 // TestRunChecksAuditsFailAlone checks that a model whose only failures are
-// its audits runs, and its audits fail on their own lines.
+// its audits runs, fails, and its audits fail on their own lines.
 func TestRunChecksAuditsFailAlone(t *testing.T) {
 	t.Parallel()
 	fsys := shopFS(t, map[string]string{"refill.yml": checkProject})
 	editFS(t, fsys, "models/staging/orders.sql", "values: [placed, shipped, returned]", "values: [placed, shipped]")
 	_, byName := runChecks(t, fsys, nil)
-	wantCheck(t, byName, "run staging.orders", runner.CheckPassed, "partitions ran; audits failed (see below)")
+	wantCheck(t, byName, "run staging.orders", runner.CheckFailed, "partitions ran; audits failed (see below)")
 	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckSkipped, "partitions skipped: an upstream model failed")
 	wantCheck(t, byName, "audit staging.orders unique(order_id)", runner.CheckPassed)
 }
@@ -213,8 +214,16 @@ func TestRunChecksSelectAndSample(t *testing.T) {
 	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckPassed, "5 partitions ran (2024-01-05 .. 2024-01-09)")
 	wantCheck(t, byName, "run staging.orders", runner.CheckPassed)
 
+	// A sample that runs nothing of a model says so, never ok.
 	_, byName = runChecks(t, fsys, func(o *runner.CheckOptions) { o.From = "2030-01-01" })
-	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckPassed, "no partition in the sample range")
+	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckNotRun,
+		"no partition in the sample 2030-01-01..2030-01-01: its last partition complete at", "is 2024-04-30 (--now pins the clock)")
+	_, byName = runChecks(t, fsys, func(o *runner.CheckOptions) { o.From, o.Now = "2023-12-01", time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC) })
+	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckNotRun,
+		"no partition in the sample 2023-12-01..2023-12-01: its first partition is 2024-01-01 (refill test --from 2024-01-01 samples it")
+	if !runner.CheckNotRun.Fails(false) || runner.CheckNotRun.Fails(true) {
+		t.Errorf("not run must fail refill test unless unsampled models are allowed")
+	}
 
 	_, byName = runChecks(t, fsys, func(o *runner.CheckOptions) { o.From = "notadate" })
 	wantCheck(t, byName, "render marts.daily_revenue", runner.CheckFailed, `--from: invalid date or partition key "notadate"`)

@@ -14,7 +14,8 @@ import (
 // matches no row, and verification, which only sees the rows staged,
 // cannot tell.) The upstream rows come from this run's counts, or else
 // from the ledger the plan read; sources, which refill does not count,
-// give no signal.
+// give no signal, nor do whole-table and list models a time-partitioned
+// one reads (a dimension holds rows whatever the window).
 func (e *execution) warnEmpty() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -25,8 +26,10 @@ func (e *execution) warnEmpty() {
 		}
 		m, p := n.step.Model, n.step.Partition
 		for _, up := range m.Upstream {
-			if up == m {
-				continue // its own past
+			if up == m || m.Kind() == models.TimePartitioned && up.Kind() != models.TimePartitioned {
+				// Its own past, or a whole table it looks things up in,
+				// which holds rows whatever the window.
+				continue
 			}
 			last, _ := up.LastComplete(e.plan.Selection.Now)
 			var rows int64

@@ -24,6 +24,11 @@ type PartitionResult struct {
 	Attempts  int
 	Duration  time.Duration
 	Err       error
+	// Unchanged: a refresh (ReasonRefresh) computed exactly the rows the
+	// table holds, so nothing was published; or a conditional step
+	// (Step.Conditional) whose refreshed upstream did not change, so it
+	// did not run.
+	Unchanged bool
 }
 
 // Summary is the outcome of a run.
@@ -34,6 +39,10 @@ type Summary struct {
 	Failed     int
 	Skipped    int
 	Blocked    int
+	// Unchanged counts the succeeded partitions whose table did not change:
+	// refreshes that found the rows the table holds, and the conditional
+	// steps reading only those (PartitionResult.Unchanged).
+	Unchanged int
 	// Interrupted is set when a stop request left partitions undone.
 	// Signalled is set for any stop request: one that arrives after the
 	// last partition started lets the run finish, and it is not

@@ -46,13 +46,21 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 		byModel[s.Model] = append(byModel[s.Model], s)
 	}
 	f := &floorer{sel: sel, yearly: yearly(sel.Now), scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
-		floor: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{}}
+		floor: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{},
+		refreshOnly: map[*models.Model]bool{}}
 	// Floors and how far back steps may reach, upstream first.
 	for _, m := range p.Graph.Order {
 		if m.Kind() != models.TimePartitioned {
 			f.may[m] = !f.quiet(m)
 			for _, up := range m.Upstream {
 				f.may[m] = f.may[m] || f.may[up]
+			}
+			if !f.may[m] && f.refreshes(m) {
+				// It runs by its refresh rule alone: what it reads was not
+				// republished since it was built, so the upstream
+				// partitions before their floors are proven built, and
+				// their records need no reading.
+				f.may[m], f.refreshOnly[m] = true, true
 			}
 			continue
 		}
@@ -107,7 +115,7 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 			from = x.Next(x.PartitionAt(f.low[x]), -1).Start
 		}
 		for _, d := range p.Graph.Downstream(x) {
-			if !f.may[d] {
+			if !f.may[d] || f.refreshOnly[d] {
 				continue
 			}
 			if d.Kind() != models.TimePartitioned || f.low[d].IsZero() {
@@ -184,6 +192,9 @@ type floorer struct {
 	low map[*models.Model]time.Time
 	// may says whether a model may have steps at all.
 	may map[*models.Model]bool
+	// refreshOnly holds the list and whole-table models that may run by
+	// their refresh rule alone (see refreshes).
+	refreshOnly map[*models.Model]bool
 }
 
 // suspect reports whether m's records cannot be summarized: its table
@@ -203,7 +214,14 @@ func (f *floorer) clean(m *models.Model, s *adapters.RecordSummary, n int64) boo
 		(!m.Config.Self || s.SelfStale == 0)
 }
 
-// quiet reports whether a list or whole-table model has nothing to do.
+// refreshes reports whether a scheduled run may rebuild m, a list or
+// whole-table model, by its refresh rule alone.
+func (f *floorer) refreshes(m *models.Model) bool {
+	return f.sel.Scheduled() && f.sel.Mode == ModeDefault && m.RefreshRule().Mode != models.RefreshNever
+}
+
+// quiet reports whether a list or whole-table model has nothing to do but,
+// maybe, a refresh (refreshes).
 func (f *floorer) quiet(m *models.Model) bool {
 	if f.suspect(m) {
 		return false

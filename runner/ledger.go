@@ -62,6 +62,22 @@ func (mr *modelRecords) sorted() []*adapters.Record {
 	return out
 }
 
+// latestHeld returns the record of the time partition of model that
+// starts last among those whose rows the table may hold (published, or
+// pending, or failed after an earlier publication); nil when none.
+func (l *ledger) latestHeld(model string) *adapters.Record {
+	mr := l.byModel[model]
+	if mr == nil {
+		return nil
+	}
+	for i := len(mr.timed) - 1; i >= 0; i-- {
+		if r := mr.timed[i]; r.State.Published() || r.State == adapters.StatePending || !r.PublishedAt.IsZero() {
+			return r
+		}
+	}
+	return nil
+}
+
 // extentPad bounds how far a partition's extent (models.Model.Extent)
 // reaches beyond its window.
 const extentPad = 26 * time.Hour

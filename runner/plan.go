@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/refill/refill/adapters"
@@ -21,6 +22,27 @@ type Step struct {
 	// detail is its own.
 	Cause  string
 	Record *adapters.Record // the ledger's record; nil when missing
+	// BlockedBy, for a blocked step, is the upstream partition it waits
+	// for first.
+	BlockedBy *Blocker
+	// Conditional: the step is done and planned only because it reads
+	// partitions this run refreshes (ReasonRefresh), or that are
+	// conditional themselves. It runs only if one of them changes; when
+	// none does, it stays as it is, reported unchanged.
+	Conditional bool
+	// Horizon, for a partition of a whole-table or list model that reads
+	// time-partitioned models, is the end of the upstream time it reads:
+	// every complete partition of those models starting before it is
+	// built, or planned before it (see planner.horizon). Zero otherwise.
+	Horizon time.Time
+}
+
+// Blocker is an upstream partition a blocked step waits for, and why it
+// cannot be read: ReasonMissing (never built), ReasonFailed, ReasonPending,
+// ReasonDrift, or ReasonBlocked (blocked itself, in the same plan).
+type Blocker struct {
+	Model, Partition string
+	State            Reason
 }
 
 // Plan is what a run would do: the selected models and, in an order that
@@ -171,12 +193,16 @@ type planner struct {
 	planned map[*models.Model]map[string]*Step // by partition key
 	notes   []string
 	// waiting counts, per model, the partitions left out because they read
-	// upstream partitions that are not complete yet.
-	waiting map[*models.Model]*waitNote
+	// upstream partitions that are not complete yet, or not built past the
+	// range's end.
+	waiting map[waitKey]*waitNote
 	// rebuild holds the models whose whole table is rebuilt, and why.
 	rebuild    map[*models.Model]bool
 	rebuildWhy map[*models.Model]string
 	last       map[*models.Model]lastComplete // lastComplete's cache
+	// horizons are the horizons of the whole-table and list models block
+	// has seen (see horizon).
+	horizons map[*models.Model]time.Time
 }
 
 type lastComplete struct {
@@ -223,11 +249,15 @@ func (pl *planner) rebuilds() error {
 	return nil
 }
 
+// waitNote counts a model's partitions left out because they read an
+// upstream partition that is not complete yet (complete is when it will
+// be) or, past is set, that lies after the end of the run's range.
 type waitNote struct {
 	n        int
 	up       *models.Model
 	upKey    string
 	complete time.Time
+	past     time.Time
 }
 
 // candidates computes every selected model's candidate partitions: the
@@ -260,6 +290,9 @@ func (pl *planner) candidates() error {
 				return err
 			}
 			pl.matched = pl.matched || named
+			if len(pl.sel.Partitions) > 0 && !named && m.Kind() != models.TimePartitioned {
+				parts, notes = pl.unnamed(m)
+			}
 			pl.notes = append(pl.notes, notes...)
 			if !pl.chosen.Upstream[m] {
 				direct = parts
@@ -275,11 +308,19 @@ func (pl *planner) candidates() error {
 				if !pl.selected[down] || down == m {
 					continue
 				}
+				through := last
+				if down.Kind() != models.TimePartitioned && m.Kind() == models.TimePartitioned {
+					// A whole-table or list model reads m through the
+					// horizon of the run's range.
+					if h := pl.rangeHorizon(down); h.Add(-time.Nanosecond).Before(through) {
+						through = h.Add(-time.Nanosecond)
+					}
+				}
 				for _, p := range pl.cands[down] {
 					if m.Kind() == models.TimePartitioned && !complete {
 						break
 					}
-					for _, q := range models.ReadPartitions(down, p, m, last) {
+					for _, q := range models.ReadPartitions(down, p, m, through) {
 						if m.Kind() != models.TimePartitioned || !q.Start.After(last) {
 							byKey[q.Key] = q
 						}
@@ -299,12 +340,34 @@ func (pl *planner) candidates() error {
 		if m.Kind() == models.TimePartitioned && !floor.IsZero() {
 			parts = slices.DeleteFunc(parts, func(p models.Partition) bool { return p.Start.Before(floor) })
 		}
-		if len(parts) > 0 {
+		if len(parts) > 0 && pl.chosen.Upstream[m] {
 			pl.matched = true
 		}
 		pl.cands[m] = parts
 	}
 	return nil
+}
+
+// unnamed returns the candidates of m, a whole-table or list model none
+// of whose partitions --partitions names. A whole table covers every
+// period the keys name, so it is a candidate; so are all the values of a
+// list model named on the command line. Any other list model is left
+// out, with a note saying so.
+func (pl *planner) unnamed(m *models.Model) ([]models.Partition, []string) {
+	if m.Kind() == models.WholeTable || pl.chosen.Named[m] {
+		return m.Partitions(time.Time{}, time.Time{}), nil
+	}
+	return nil, []string{fmt.Sprintf("%s: left out: --partitions names none of its values (%s); name them, or the model, to run it",
+		m.Name, strings.Join(valueKeys(m), ", "))}
+}
+
+// valueKeys returns the keys of a list model's values.
+func valueKeys(m *models.Model) []string {
+	var out []string
+	for _, p := range m.Partitions(time.Time{}, time.Time{}) {
+		out = append(out, p.Key)
+	}
+	return out
 }
 
 // decide assesses m's candidates and keeps those that need to run.
@@ -329,8 +392,13 @@ func (pl *planner) decide(m *models.Model) error {
 			return err
 		}
 		reason, detail := decide(pl.sel, as)
-		if reason == "" && lookback[part.Key] && as.state == StateDone && !resumedDone(pl.sel, as) && pl.sel.Mode == ModeDefault {
-			reason, detail = lookbackReason(m, part, as.record, pl.facts.Watermarks)
+		if reason == "" && as.state == StateDone && !resumedDone(pl.sel, as) && pl.sel.Mode == ModeDefault {
+			switch {
+			case lookback[part.Key]:
+				reason, detail = lookbackReason(m, part, as.record, pl.facts.Watermarks)
+			case pl.sel.Scheduled() && m.Kind() != models.TimePartitioned:
+				reason, detail = refreshReason(m, part, as.record, pl.facts.Watermarks, pl.sel.Now)
+			}
 		}
 		if reason != "" {
 			pl.add(Step{Model: m, Partition: part, Reason: reason, Detail: detail, Record: as.record})
@@ -378,38 +446,52 @@ func (pl *planner) propagate(m *models.Model) error {
 	if pl.sel.Mode == ModeMissing || pl.sel.Mode == ModeFailed {
 		return nil
 	}
-	have := map[string]bool{}
-	for _, st := range pl.steps[m] {
-		have[st.Partition.Key] = true
+	have := map[string]int{} // partition key -> index in pl.steps[m]
+	for i, st := range pl.steps[m] {
+		have[st.Partition.Key] = i
 	}
 	for _, up := range m.Upstream {
 		if !pl.selected[up] {
 			continue
 		}
-		var rewritten []models.Partition
+		// What reads a refreshed partition runs only if the refresh
+		// changes its rows (Step.Conditional).
+		var definite, conditional []models.Partition
 		for _, st := range pl.steps[up] {
-			if st.Reason != ReasonBlocked {
-				rewritten = append(rewritten, st.Partition)
+			switch {
+			case st.Reason == ReasonBlocked:
+			case st.Reason == ReasonRefresh || st.Conditional:
+				conditional = append(conditional, st.Partition)
+			default:
+				definite = append(definite, st.Partition)
 			}
 		}
-		rewritten = append(rewritten, pl.resumedRewrites(up)...)
-		for _, part := range dependentPartitions(m, up, rewritten, pl.a.ledger) {
-			if pl.planned[m] != nil && pl.planned[m][part.Key] != nil {
-				continue
-			}
-			if have[part.Key] {
-				continue
-			}
-			as, err := pl.a.assess(m, part)
-			if err != nil {
-				return err
-			}
-			if resumedDone(pl.sel, as) {
-				continue
-			}
-			have[part.Key] = true
+		definite = append(definite, pl.resumedRewrites(up)...)
+		for _, g := range []struct {
+			parts []models.Partition
+			cond  bool
+		}{{definite, false}, {conditional, true}} {
 			why := fmt.Sprintf("reads %s, which this run rewrites", up.Name)
-			pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why})
+			if g.cond {
+				why = fmt.Sprintf("reads %s, which this run refreshes (runs only if its rows change)", up.Name)
+			}
+			for _, part := range dependentPartitions(m, up, g.parts, pl.a.ledger) {
+				if i, ok := have[part.Key]; ok {
+					if st := &pl.steps[m][i]; !g.cond && st.Conditional {
+						st.Conditional, st.Detail, st.Cause = false, why, why
+					}
+					continue
+				}
+				as, err := pl.a.assess(m, part)
+				if err != nil {
+					return err
+				}
+				if resumedDone(pl.sel, as) {
+					continue
+				}
+				pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why, Conditional: g.cond})
+				have[part.Key] = len(pl.steps[m]) - 1
+			}
 		}
 	}
 	if m.Config.Self {
@@ -420,19 +502,21 @@ func (pl *planner) propagate(m *models.Model) error {
 
 // propagateSelf plans, for a model that reads its own past, every built
 // partition after the first one this run rewrites: each was computed from
-// the one before it, so the chain is recomputed in order.
-func (pl *planner) propagateSelf(m *models.Model, have map[string]bool) error {
+// the one before it, so the chain is recomputed in order. When that first
+// one runs only if a refresh changes something, so does the chain.
+func (pl *planner) propagateSelf(m *models.Model, have map[string]int) error {
 	var first *models.Partition
+	cond := false
 	for _, st := range pl.steps[m] {
 		if st.Reason != ReasonBlocked && (first == nil || st.Partition.Start.Before(first.Start)) {
 			p := st.Partition
-			first = &p
+			first, cond = &p, st.Conditional || st.Reason == ReasonRefresh
 		}
 	}
 	for _, p := range pl.resumedRewrites(m) {
 		if first == nil || p.Start.Before(first.Start) {
 			p := p
-			first = &p
+			first, cond = &p, false
 		}
 	}
 	mr := pl.a.ledger.byModel[m.Name]
@@ -440,7 +524,7 @@ func (pl *planner) propagateSelf(m *models.Model, have map[string]bool) error {
 		return nil
 	}
 	for _, r := range mr.timed {
-		if !r.WindowStart.After(first.Start) || have[r.Partition] {
+		if _, ok := have[r.Partition]; !r.WindowStart.After(first.Start) || ok {
 			continue
 		}
 		part, err := m.Partition(r.Partition)
@@ -454,9 +538,9 @@ func (pl *planner) propagateSelf(m *models.Model, have map[string]bool) error {
 		if resumedDone(pl.sel, as) {
 			continue
 		}
-		have[part.Key] = true
 		why := fmt.Sprintf("reads its own partition before it, which this run rewrites (from %s on)", first.Key)
-		pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why})
+		pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why, Conditional: cond})
+		have[part.Key] = len(pl.steps[m]) - 1
 	}
 	return nil
 }
@@ -496,22 +580,33 @@ func (pl *planner) resumedRewrites(up *models.Model) []models.Partition {
 func (pl *planner) block(m *models.Model) {
 	steps := pl.steps[m]
 	kept := make([]Step, 0, len(steps))
+	horizon := pl.horizon(m)
+	if !horizon.IsZero() {
+		if pl.horizons == nil {
+			pl.horizons = map[*models.Model]time.Time{}
+		}
+		pl.horizons[m] = horizon
+	}
 	// For a model that reads its own past: the outcome of its steps so far.
 	own := map[string]Reason{}
 	for _, st := range steps {
-		why, cause, wait := pl.unreadable(m, st.Partition, own)
+		b, wait := pl.unreadable(m, st.Partition, own)
 		switch {
 		case wait != nil && !pl.sel.AllowMissingUpstream:
 			pl.noteWaiting(m, wait)
 			continue
-		case why != "" && !pl.sel.AllowMissingUpstream:
-			st.Reason, st.Detail, st.Cause = ReasonBlocked, why, cause
-		case why != "":
-			st.Detail = joinDetail(st.Detail, why+" (run anyway: --allow-missing-upstream)")
+		case b != nil && !pl.sel.AllowMissingUpstream:
+			by := b.by
+			st.Reason, st.Detail, st.Cause, st.BlockedBy = ReasonBlocked, b.why, b.cause, &by
+		case b != nil:
+			st.Detail = joinDetail(st.Detail, b.why+" (run anyway: --allow-missing-upstream)")
+		case wait != nil && !wait.past.IsZero():
+			st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, after the range's end, which was never built (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
 		case wait != nil:
 			st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, which is not complete yet (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
 		}
 		own[st.Partition.Key] = st.Reason
+		st.Horizon = horizon
 		kept = append(kept, st)
 	}
 	pl.steps[m] = kept
@@ -527,6 +622,7 @@ func (pl *planner) block(m *models.Model) {
 					kept[i].Reason = ReasonBlocked
 					kept[i].Detail = fmt.Sprintf("the rebuild of %s needs every partition, and %s is blocked: %s", m.Name, st.Partition.Key, st.Detail)
 					kept[i].Cause = "the rebuild needs every partition, and some are blocked"
+					kept[i].BlockedBy = &Blocker{m.Name, st.Partition.Key, ReasonBlocked}
 				}
 			}
 			break
@@ -542,11 +638,18 @@ func joinDetail(a, b string) string {
 	return a + "; " + b
 }
 
+// blockage is why a partition cannot run: the upstream partition it
+// waits for, and what is wrong with it.
+type blockage struct {
+	why   string // for the partition: "reads x 2024-01-02, which failed: ..."
+	cause string // the same without the partition, for grouping
+	by    Blocker
+}
+
 // unreadable checks the upstream partitions that partition p of m reads.
 // It returns why p cannot run (a missing, failed, half-published or
-// blocked upstream partition) and the same without the partition, or the
-// upstream partition it waits for.
-func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[string]Reason) (why, cause string, wait *waitNote) {
+// blocked upstream partition), or the upstream partition it waits for.
+func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[string]Reason) (*blockage, *waitNote) {
 	// A partition that runs before its window is complete (allow_partial)
 	// may read upstream partitions that are not complete either.
 	open := m.Kind() == models.TimePartitioned && pl.sel.Now.Before(p.End.Add(m.Config.Delay))
@@ -554,13 +657,15 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		prev := m.Next(p, -1)
 		if reason, planned := own[prev.Key]; planned {
 			if reason == ReasonBlocked {
-				return fmt.Sprintf("reads its own earlier partition %s, which is blocked", prev.Key), "reads its own blocked partitions", nil
+				return &blockage{fmt.Sprintf("reads its own earlier partition %s, which is blocked", prev.Key), "reads its own blocked partitions",
+					Blocker{m.Name, prev.Key, ReasonBlocked}}, nil
 			}
 		} else if r := pl.a.ledger.record(m.Name, prev.Key); r == nil || !r.State.Published() {
-			return fmt.Sprintf("reads its own earlier partition %s, which is not built", prev.Key),
-				"reads its own earlier partitions, which are not built (run from the first one)", nil
+			return &blockage{fmt.Sprintf("reads its own earlier partition %s, which is not built", prev.Key),
+				"reads its own earlier partitions, which are not built (run from the first one)", Blocker{m.Name, prev.Key, ReasonMissing}}, nil
 		}
 	}
+	rangeEnd := pl.sel.rangeEnd()
 	for _, up := range m.Upstream {
 		last, complete := pl.lastComplete(up)
 		limit := last
@@ -572,68 +677,171 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			// The one upstream partition holding this one.
 			reads = []models.Partition{up.PartitionAt(p.Start)}
 		} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
-			if complete {
-				reads = up.Partitions(up.Config.Start, last)
+			// A whole-table or list model reads up through its horizon;
+			// partitions after it are not yet read, not missing.
+			if through := pl.horizons[m].Add(-time.Nanosecond); complete && !through.Before(up.Config.Start) {
+				reads = up.Partitions(up.Config.Start, earliest(through, last))
 			}
 		} else {
 			reads = models.ReadPartitions(m, p, up, time.Time{})
 		}
 		for _, q := range reads {
+			by := Blocker{up.Name, q.Key, ""}
 			if st := pl.planned[up][q.Key]; st != nil && pl.selected[up] {
 				if st.Reason == ReasonBlocked {
-					return fmt.Sprintf("reads %s %s, which is blocked", up.Name, q.Key), fmt.Sprintf("reads blocked partitions of %s", up.Name), nil
+					by.State = ReasonBlocked
+					return &blockage{fmt.Sprintf("reads %s %s, which is blocked", up.Name, q.Key), fmt.Sprintf("reads blocked partitions of %s", up.Name), by}, nil
 				}
 				continue
 			}
 			rec := pl.a.ledger.record(up.Name, q.Key)
 			switch {
+			case rec == nil && pl.provenBuilt(up, q):
+				// Done by the ledger's summaries; its record was not read.
 			case rec != nil && rec.State.Published():
 				if drift := pl.a.drifted(up, q, rec); drift != "" {
-					return fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
-						fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), nil
+					by.State = ReasonDrift
+					return &blockage{fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
+						fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), by}, nil
 				}
 			case rec != nil && rec.State == adapters.StateFailed:
-				return fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
-					fmt.Sprintf("reads failed partitions of %s", up.Name), nil
+				by.State = ReasonFailed
+				return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
+					fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
 			case rec != nil && rec.State == adapters.StatePending:
-				return fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
-					fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), nil
+				by.State = ReasonPending
+				return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
+					fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
 			case up.Kind() == models.TimePartitioned && q.Start.After(limit):
 				if open {
 					continue // an open partition reads what there is; it is redone once complete
 				}
-				return "", "", &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
+				return nil, &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
+			case m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() && !q.Start.Before(rangeEnd) && p.End.After(rangeEnd):
+				// p reaches past the range's end (a month holding its last
+				// day, a local day ending after it) and reads there what
+				// the range does not build: not yet, as a partition not
+				// complete yet.
+				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
 			default:
 				how, hows := "select +"+m.Name+" to build it", "select +"+m.Name+" to build them"
 				if pl.selected[up] {
 					how, hows = "it is outside this run's range or mode", "they are outside this run's range or mode"
 				}
-				return fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
-					fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, hows), nil
+				by.State = ReasonMissing
+				return &blockage{fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
+					fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, hows), by}, nil
 			}
 		}
 	}
-	return "", "", nil
+	return nil, nil
+}
+
+// provenBuilt reports whether partition q of up, whose record the plan did
+// not read, lies before up's floor: the ledger's summaries proved it done
+// (see planFloors).
+func (pl *planner) provenBuilt(up *models.Model, q models.Partition) bool {
+	floor, ok := pl.facts.Floors[up.Name]
+	return ok && q.Start.Before(floor)
+}
+
+// rangeHorizon returns the end of the upstream time the selection's range
+// covers for m, a whole-table or list model: the end of the last complete
+// partition among its time-partitioned upstreams, or the end of --to (of
+// the latest period --partitions names) when that is earlier. Zero when m
+// reads no time-partitioned model with a complete partition.
+func (pl *planner) rangeHorizon(m *models.Model) time.Time {
+	var h time.Time
+	for _, up := range m.Upstream {
+		if up.Kind() != models.TimePartitioned {
+			continue
+		}
+		if last, ok := pl.lastComplete(up); ok {
+			h = latest(h, up.PartitionAt(last).End)
+		}
+	}
+	if to := pl.sel.rangeEnd(); !h.IsZero() && !to.IsZero() && to.Before(h) && !pl.sel.FullRefresh {
+		h = to
+	}
+	return h
+}
+
+// horizon returns the horizon of m, a whole-table or list model reading
+// time-partitioned models (zero for others): the instant before which
+// every complete partition of those models must be built, or planned
+// before m, for m to run. It is the range's (rangeHorizon), and never
+// earlier than the horizon m's table was built with (a rerun of an early
+// range must not shrink what the table covers), nor than what its
+// upstreams' tables hold and this plan adds to them: m reads their
+// whole tables, so a partition they hold past the range is read too, and
+// the partitions before it must be there.
+func (pl *planner) horizon(m *models.Model) time.Time {
+	if m.Kind() == models.TimePartitioned {
+		return time.Time{}
+	}
+	h := pl.rangeHorizon(m)
+	if h.IsZero() {
+		return h
+	}
+	if mr := pl.a.ledger.byModel[m.Name]; mr != nil {
+		for _, r := range mr.byKey {
+			h = latest(h, r.WindowEnd)
+		}
+	}
+	for _, up := range m.Upstream {
+		if up.Kind() != models.TimePartitioned {
+			continue
+		}
+		if r := pl.a.ledger.latestHeld(up.Name); r != nil {
+			h = latest(h, r.WindowStart.Add(time.Second))
+		}
+		if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() {
+			// Every complete partition before the floor is built.
+			if last, complete := pl.lastComplete(up); complete {
+				h = latest(h, earliest(floor, up.PartitionAt(last).End))
+			}
+		}
+		steps := pl.steps[up]
+		for i := len(steps) - 1; i >= 0; i-- {
+			if steps[i].Reason != ReasonBlocked {
+				h = latest(h, steps[i].Partition.Start.Add(time.Second))
+				break
+			}
+		}
+	}
+	return h
 }
 
 func (pl *planner) noteWaiting(m *models.Model, w *waitNote) {
 	if pl.waiting == nil {
-		pl.waiting = map[*models.Model]*waitNote{}
+		pl.waiting = map[waitKey]*waitNote{}
 	}
-	n := pl.waiting[m]
+	k := waitKey{m, !w.past.IsZero()}
+	n := pl.waiting[k]
 	if n == nil {
 		n = w
-		pl.waiting[m] = n
+		pl.waiting[k] = n
 	}
 	n.n++
+}
+
+// waitKey keys the notes of partitions left out: per model, those waiting
+// for upstream partitions to complete and those reaching past the range.
+type waitKey struct {
+	m    *models.Model
+	past bool
 }
 
 func (pl *planner) waitingNotes() []string {
 	var out []string
 	for _, m := range pl.chosen.Models {
-		if w := pl.waiting[m]; w != nil {
+		if w := pl.waiting[waitKey{m, false}]; w != nil {
 			out = append(out, fmt.Sprintf("%s: left out %d partition(s) that read %s partitions not complete yet (%s %s is complete at %s); --allow-missing-upstream runs them",
 				m.Name, w.n, w.up.Name, w.up.Name, w.upKey, w.complete.UTC().Format("2006-01-02 15:04 UTC")))
+		}
+		if w := pl.waiting[waitKey{m, true}]; w != nil {
+			out = append(out, fmt.Sprintf("%s: left out %d partition(s) that reach past the range's end and read %s partitions after it, which are not built (%s %s); extend --to to build them",
+				m.Name, w.n, w.up.Name, w.up.Name, w.upKey))
 		}
 	}
 	return out
@@ -782,6 +990,33 @@ func (p *Plan) Counts() map[Reason]int {
 		out[ReasonBlocked] = len(p.Blocked)
 	}
 	return out
+}
+
+// refreshReason decides whether a scheduled run rebuilds a done partition
+// of m, a whole-table or list model, by its refresh rule.
+func refreshReason(m *models.Model, p models.Partition, rec *adapters.Record, wm Watermarks, now time.Time) (Reason, string) {
+	rule := m.RefreshRule()
+	switch rule.Mode {
+	case models.RefreshAlways:
+		what := "refresh: always"
+		if m.Config.Refresh.Mode == "" {
+			what = "refresh: always, the default of a model reading a source"
+		}
+		return ReasonRefresh, fmt.Sprintf("reads %s, which refill does not track (%s)", strings.Join(m.SQL.Source, ", "), what)
+	case models.RefreshEvery:
+		if age := now.Sub(rec.StartedAt); age >= rule.Every {
+			return ReasonRefresh, fmt.Sprintf("last built %s ago (refresh: %s)", models.FormatDuration(age.Truncate(time.Minute)), rule)
+		}
+	case models.RefreshWatermark:
+		cur, ok := wm[m.Name][p.Key]
+		switch {
+		case !ok:
+			return ReasonRefresh, "its watermark is not known (refresh: watermark)"
+		case cur != rec.Watermark:
+			return ReasonRefresh, fmt.Sprintf("the source's watermark moved from %q to %q", rec.Watermark, cur)
+		}
+	}
+	return "", ""
 }
 
 // lookbackReason decides whether a done partition inside the lookback

@@ -176,6 +176,8 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		run.Status = adapters.RunInterrupted
 	case s.Failed > 0 || s.Skipped > 0 || s.LostLease != nil || s.Unrecorded != nil:
 		run.Status = adapters.RunFailed
+	case s.Blocked > 0:
+		run.Status = adapters.RunIncomplete
 	default:
 		run.Status = adapters.RunSucceeded
 	}
@@ -389,6 +391,16 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 			continue
 		}
+		if n.step.Conditional && !changedDep(n) {
+			// What it reads was refreshed and came out the same: it is
+			// still done, as its record says.
+			var rows int64
+			if r := n.step.Record; r != nil {
+				rows = r.Rows
+			}
+			e.settle(n, PartitionResult{Status: Succeeded, Rows: rows, Unchanged: true})
+			continue
+		}
 		runnable = append(runnable, n)
 	}
 	for _, group := range runs(runnable) {
@@ -398,6 +410,17 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 			group = group[size:]
 		}
 	}
+}
+
+// changedDep reports whether a partition n reads, planned in this run,
+// published new rows.
+func changedDep(n *node) bool {
+	for _, d := range n.deps {
+		if d.result.Status == Succeeded && !d.result.Unchanged {
+			return true
+		}
+	}
+	return false
 }
 
 // failedDep explains why n cannot run, or returns "".
@@ -449,7 +472,7 @@ func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (su *
 				return staged, nil, attempts, dur
 			}
 			for i, n := range group {
-				e.settle(n, PartitionResult{Status: Succeeded, Rows: staged.records[i].Rows, Attempts: attempts, Duration: dur})
+				e.settle(n, PartitionResult{Status: Succeeded, Rows: staged.records[i].Rows, Attempts: attempts, Duration: dur, Unchanged: staged.unchanged})
 			}
 			return nil, nil, attempts, dur
 		}
@@ -506,6 +529,9 @@ func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time
 	if prev := st.Record; prev != nil {
 		// The table still holds the last published data.
 		rec.Rows, rec.PublishedAt, rec.Watermark = prev.Rows, prev.PublishedAt, prev.Watermark
+		if st.Model.Kind() != models.TimePartitioned {
+			rec.WindowEnd = prev.WindowEnd // the horizon of those rows
+		}
 	}
 	if errors.Is(err, adapters.ErrMaybePublished) {
 		// Some of the new rows may be visible: what read the old ones is
@@ -542,6 +568,9 @@ func (e *execution) finish() *Summary {
 		switch n.result.Status {
 		case Succeeded:
 			s.Succeeded++
+			if n.result.Unchanged {
+				s.Unchanged++
+			}
 		case Failed:
 			s.Failed++
 		default:

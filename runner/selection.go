@@ -198,6 +198,41 @@ func (s Selection) rangeOf(m *models.Model, floor time.Time) (parts []models.Par
 	return m.Partitions(first, to), notes, false, nil
 }
 
+// rangeEnd returns the end of the time the range names: of --to, or of
+// the latest period --partitions names (an instant ends a second after
+// it); zero without either.
+func (s Selection) rangeEnd() time.Time {
+	keys := s.Partitions
+	if s.To != "" {
+		keys = []string{s.To}
+	}
+	var end time.Time
+	for _, k := range keys {
+		per, err := models.ParsePeriod(k, time.UTC)
+		if err != nil {
+			continue // a list value
+		}
+		end = latest(end, endInstant(per).Truncate(time.Second).Add(time.Second))
+	}
+	return end
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// earliest returns the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // toBeforeFrom reports whether --to names an earlier period than --from.
 func (s Selection) toBeforeFrom(loc *time.Location) bool {
 	f, err1 := models.ParsePeriod(s.From, loc)

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"time"
+
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 )
@@ -11,6 +13,10 @@ type PartitionStatus struct {
 	State     State
 	Detail    string           // why it is stale or failed
 	Record    *adapters.Record // nil when missing
+	// Horizon, for a whole-table or list partition built from
+	// time-partitioned models, is the end of the upstream time its rows
+	// were computed from (Step.Horizon); zero otherwise.
+	Horizon time.Time
 }
 
 // ModelStatus is the state of every partition of a model in range.
@@ -49,7 +55,11 @@ func NewStatusFacts(p *models.Project, scope *models.Scope, facts Facts, sel Sel
 			if err != nil {
 				return nil, err
 			}
-			ms.Partitions = append(ms.Partitions, PartitionStatus{Partition: part, State: as.state, Detail: as.detail, Record: as.record})
+			ps := PartitionStatus{Partition: part, State: as.state, Detail: as.detail, Record: as.record}
+			if as.record != nil && m.Kind() != models.TimePartitioned {
+				ps.Horizon = as.record.WindowEnd
+			}
+			ms.Partitions = append(ms.Partitions, ps)
 			ms.Counts[as.state]++
 		}
 		out = append(out, ms)

@@ -19,6 +19,9 @@ type stagedUnit struct {
 	change   *adapters.SchemaChange
 	records  []adapters.Record
 	attempts int
+	// unchanged: a refresh whose rows equal the table's; nothing was
+	// published, and its records keep the last publication's time.
+	unchanged bool
 }
 
 // incomplete reports whether partition p of m runs before its window is
@@ -74,9 +77,10 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
-	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && e.direct(m, sp, scope, len(parts)) {
+	refresh := group[0].step.Reason == ReasonRefresh && !keep && sp.exists && sp.change.Empty()
+	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && !refresh && e.direct(m, sp, scope, len(parts)) {
 		su, err := e.publishDirect(ctx, dp, group, parts, sql, tag, sp, func(rows []int64) []adapters.Record {
-			return e.records(m, parts, fp, rows, attempt, started, marks)
+			return e.records(m, parts, fp, rows, attempt, started, marks, group[0].step.Horizon)
 		})
 		if !errors.Is(err, errStage) && !errors.Is(err, adapters.ErrOutsideWindow) {
 			return su, err
@@ -130,10 +134,32 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		drop()
 		return nil, &AuditError{Failures: blocking}
 	}
-	records := e.records(m, parts, fp, v.rows, attempt, started, marks)
+	records := e.records(m, parts, fp, v.rows, attempt, started, marks, group[0].step.Horizon)
 	su := &stagedUnit{nodes: group, stage: st, change: sp.change, records: records, attempts: attempt}
 	if keep {
 		return su, nil
+	}
+	if refresh {
+		same, err := sameRows(ctx, a, st, v.columns)
+		if err != nil {
+			drop()
+			return nil, err
+		}
+		if same {
+			// Nothing new: the table keeps its rows and its publication
+			// time, so what reads it stays done.
+			drop()
+			if prev := group[0].step.Record; prev != nil {
+				for i := range records {
+					records[i].PublishedAt = prev.PublishedAt
+				}
+			}
+			if err := a.RecordPartitions(ctx, records); err != nil {
+				return nil, err
+			}
+			su.unchanged = true
+			return su, nil
+		}
 	}
 	st.Tag.Step = "publish"
 	err = a.Publish(ctx, []adapters.Swap{{Stage: st, Records: records, Change: sp.change}})
@@ -148,13 +174,18 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 }
 
 // records makes the ledger records of a unit's partitions, published now
-// with rows rows each.
-func (e *execution) records(m *models.Model, parts []models.Partition, fp string, rows []int64, attempt int, started time.Time, marks []string) []adapters.Record {
+// with rows rows each. A whole-table or list partition's window ends at its
+// horizon (Step.Horizon).
+func (e *execution) records(m *models.Model, parts []models.Partition, fp string, rows []int64, attempt int, started time.Time, marks []string, horizon time.Time) []adapters.Record {
 	now := e.r.now()
 	records := make([]adapters.Record, len(parts))
 	for i, p := range parts {
+		end := p.End
+		if m.Kind() != models.TimePartitioned {
+			end = horizon
+		}
 		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fp,
-			Rows: rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: p.End,
+			Rows: rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: end,
 			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
 		if e.incomplete(m, p) {
 			records[i].State = adapters.StatePartial
@@ -242,4 +273,29 @@ func (e *execution) remember(m *models.Model, parts []models.Partition, rows []i
 	for i, p := range parts {
 		e.counts[m.Name][p.Key] = rows[i]
 	}
+}
+
+// sameRows reports whether the stage holds exactly the rows of its target
+// table: the same count and the same order-independent hash of the rows'
+// columns (models.Dialect.HashRows), each read in one scan.
+func sameRows(ctx context.Context, a adapters.Adapter, st *adapters.Stage, columns []string) (bool, error) {
+	d := a.Dialect()
+	cols := make([]string, len(columns))
+	for i, c := range columns {
+		cols[i] = d.QuoteIdent(c)
+	}
+	tag := st.Tag
+	tag.Step = "compare"
+	var got [2]string
+	for i, rel := range []models.Relation{st.Relation, st.Target} {
+		res, err := a.Query(ctx, fmt.Sprintf("SELECT count(*), %s FROM %s", d.HashRows(cols), rel.Quote(d)), tag)
+		if err != nil {
+			return false, fmt.Errorf("comparing the refreshed rows of %s with its table: %w", st.Model.Name, err)
+		}
+		if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
+			return false, fmt.Errorf("comparing the refreshed rows of %s with its table: %d rows", st.Model.Name, len(res.Rows))
+		}
+		got[i] = fmt.Sprint(adapters.Normalize(res.Rows[0][0]), " ", adapters.Normalize(res.Rows[0][1]))
+	}
+	return got[0] == got[1], nil
 }

@@ -39,7 +39,8 @@ func watermark(ctx context.Context, a adapters.Adapter, scope *models.Scope, m *
 
 // watermarks evaluates the watermark query of every selected model that
 // has one, for the partitions a scheduled run of sel would check: its
-// lookback window.
+// lookback window, or every partition of a whole-table or list model whose
+// refresh rule is its watermark.
 func (r *Runner) watermarks(ctx context.Context, sel Selection) (Watermarks, error) {
 	selected, err := r.Project.Select(sel.Select, sel.Exclude)
 	if err != nil {
@@ -51,6 +52,12 @@ func (r *Runner) watermarks(ctx context.Context, sel Selection) (Watermarks, err
 			continue
 		}
 		keys := lookbackKeys(m, sel)
+		if m.Kind() != models.TimePartitioned && m.RefreshRule().Mode == models.RefreshWatermark {
+			keys = map[string]bool{}
+			for _, p := range m.Partitions(time.Time{}, time.Time{}) {
+				keys[p.Key] = true
+			}
+		}
 		out[m.Name] = map[string]string{}
 		for key := range keys {
 			p, err := m.Partition(key)

@@ -219,3 +219,8 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 
 // Nullable wraps a column type in Nullable(...).
 func Nullable(typ string) string { return "Nullable(" + typ + ")" }
+
+// HashRows sums the rows' cityHash64, modulo 2^64 (a UInt64), as text.
+func (Dialect) HashRows(exprs []string) string {
+	return fmt.Sprintf("toString(sum(cityHash64(%s)))", strings.Join(exprs, ", "))
+}

@@ -108,3 +108,8 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 	}
 	return "VARCHAR"
 }
+
+// HashRows sums the rows' hashes (a HUGEINT: no overflow).
+func (Dialect) HashRows(exprs []string) string {
+	return fmt.Sprintf("coalesce(sum(hash(%s)), 0)", strings.Join(exprs, ", "))
+}

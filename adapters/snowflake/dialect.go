@@ -146,3 +146,8 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 	}
 	return "VARCHAR"
 }
+
+// HashRows is Snowflake's HASH_AGG, which ignores the rows' order.
+func (Dialect) HashRows(exprs []string) string {
+	return fmt.Sprintf("COALESCE(HASH_AGG(%s), 0)", strings.Join(exprs, ", "))
+}

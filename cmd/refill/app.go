@@ -25,6 +25,7 @@ const (
 	exitUsage       = 2   // usage, config or model error; nothing executed
 	exitLocked      = 3   // another run holds a table (or the DuckDB file)
 	exitWarehouse   = 4   // the warehouse or its ledger could not be reached
+	exitIncomplete  = 5   // nothing failed, but selected partitions are blocked: not built
 	exitInterrupted = 130 // stopped by SIGINT or SIGTERM
 )
 

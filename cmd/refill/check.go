@@ -16,7 +16,9 @@ import (
 )
 
 func (a *app) testCommand() *cobra.Command {
-	var junit, from, to string
+	var junit, from, to, now string
+	var exclude []string
+	var allowUnsampled bool
 	c := &cobra.Command{
 		Use:   "test [MODEL...]",
 		Short: "Check models in seconds on an embedded DuckDB: validate, render, run, audit, unit-test",
@@ -35,22 +37,33 @@ A model that fails on DuckDB while no target in refill.yml uses DuckDB is report
 as not portable (skipped), not failed: its SQL may be warehouse-specific.
 
 The sample partitions are those overlapping --from..--to, by default the first
-three days from the earliest model start. It exits 1 when any check fails.`,
+three days from the earliest model start, complete at --now. A whole-table or
+list model reads its time-partitioned upstreams through the sample's end (its
+horizon), so it costs the sample, not the history. Every selected model must
+run at least one partition: one that does not is reported "not run" and fails
+the check unless --allow-unsampled. It exits 1 when any check fails.`,
 		Example: `  refill test
   refill test marts.daily_revenue --junit report.xml
   refill test --from 2024-01-01 --to 2024-01-31`,
 		RunE: func(c *cobra.Command, args []string) error {
 			started := time.Now()
-			checks := runner.RunChecks(a.ctx, runner.CheckOptions{Load: a.loadProjectFS, Select: args, From: from, To: to,
-				Dialect: dialectFor, Sandbox: sandbox()})
+			var clock time.Time
+			if now != "" {
+				var err error
+				if clock, err = parseNow(now); err != nil {
+					return err
+				}
+			}
+			checks := runner.RunChecks(a.ctx, runner.CheckOptions{Load: a.loadProjectFS, Select: args, Exclude: exclude, From: from, To: to,
+				Now: clock, Dialect: dialectFor, Sandbox: sandbox()})
 			a.printChecks(a.stdout, checks, time.Since(started))
 			if junit != "" {
-				if err := writeJUnit(junit, checks, time.Since(started)); err != nil {
+				if err := writeJUnit(junit, checks, time.Since(started), allowUnsampled); err != nil {
 					return err
 				}
 			}
 			for _, ch := range checks {
-				if ch.Status == runner.CheckFailed {
+				if ch.Status.Fails(allowUnsampled) {
 					a.silent = true
 					return &exitError{code: exitFailed, err: errors.New("tests failed")}
 				}
@@ -61,6 +74,9 @@ three days from the earliest model start. It exits 1 when any check fails.`,
 	c.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to `FILE`")
 	c.Flags().StringVar(&from, "from", "", "first sample partition (default: the earliest model start)")
 	c.Flags().StringVar(&to, "to", "", "last sample partition (default: two days after --from)")
+	c.Flags().StringVar(&now, "now", "", "the clock that decides which partitions are complete (default: now)")
+	c.Flags().StringArrayVar(&exclude, "exclude", nil, "leave out the models these selectors match")
+	c.Flags().BoolVar(&allowUnsampled, "allow-unsampled", false, "pass although a selected model ran no partition in the sample")
 	c.ValidArgsFunction = a.completeModels
 	return c
 }
@@ -79,8 +95,8 @@ func (a *app) loadProjectFS() (*models.Project, fs.FS, error) {
 func (a *app) printChecks(w io.Writer, checks []runner.Check, elapsed time.Duration) {
 	color := a.color()
 	paint := func(s runner.CheckStatus) string {
-		code := map[runner.CheckStatus]string{runner.CheckPassed: "32", runner.CheckFailed: "31", runner.CheckSkipped: "33"}[s]
-		text := fmt.Sprintf("%-4s", s)
+		code := map[runner.CheckStatus]string{runner.CheckPassed: "32", runner.CheckFailed: "31", runner.CheckSkipped: "33", runner.CheckNotRun: "31"}[s]
+		text := fmt.Sprintf("%-7s", s)
 		if !color {
 			return text
 		}
@@ -101,6 +117,10 @@ func (a *app) printChecks(w io.Writer, checks []runner.Check, elapsed time.Durat
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\n%d checks: %d passed, %d failed, %d skipped in %s\n", len(checks), counts[runner.CheckPassed], counts[runner.CheckFailed],
-		counts[runner.CheckSkipped], elapsed.Round(10*time.Millisecond))
+	notRun := ""
+	if n := counts[runner.CheckNotRun]; n > 0 {
+		notRun = fmt.Sprintf(", %d not run", n)
+	}
+	fmt.Fprintf(w, "\n%d checks: %d passed, %d failed, %d skipped%s in %s\n", len(checks), counts[runner.CheckPassed], counts[runner.CheckFailed],
+		counts[runner.CheckSkipped], notRun, elapsed.Round(10*time.Millisecond))
 }

@@ -13,8 +13,8 @@ func TestRefillTestPassesOnTheShop(t *testing.T) {
 	dir := shop(t, nil)
 	junit := filepath.Join(t.TempDir(), "report.xml")
 	r := mustRefill(t, dir, "test", "--junit", junit)
-	for _, want := range []string{"ok    unit      marts.daily_revenue \"sums the day's orders and returns\"", "ok    audit     staging.orders unique(order_id)",
-		"ok    run       marts.rolling_revenue", "ok    render    marts.monthly_revenue", "0 failed"} {
+	for _, want := range []string{"ok       unit      marts.daily_revenue \"sums the day's orders and returns\"", "ok       audit     staging.orders unique(order_id)",
+		"ok       run       marts.rolling_revenue", "ok       render    marts.monthly_revenue", "0 failed"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, r.stdout)
 		}
@@ -55,17 +55,17 @@ func TestRefillTestCatchesBreakage(t *testing.T) {
 	}{
 		{"broken SQL", func(t *testing.T, dir string) {
 			edit(t, dir, "models/marts/daily_revenue.sql", "sum(amount) AS revenue", "sum(amount_typo) AS revenue")
-		}, []string{"FAIL  run       marts.daily_revenue", "models/marts/daily_revenue.sql", "amount_typo"}},
+		}, []string{"FAIL     run       marts.daily_revenue", "models/marts/daily_revenue.sql", "amount_typo"}},
 		{"broken template", func(t *testing.T, dir string) {
 			edit(t, dir, "models/marts/daily_revenue.sql", "{{ end }}", "{{ ned }}")
-		}, []string{"FAIL  validate  models/marts/daily_revenue.sql", "models/marts/daily_revenue.sql:19:53: template: unknown name ned (did you mean \"end\"?)", "unknown name ned"}},
+		}, []string{"FAIL     validate  models/marts/daily_revenue.sql", "models/marts/daily_revenue.sql:19:53: template: unknown name ned (did you mean \"end\"?)", "unknown name ned"}},
 		{"broken expectation", func(t *testing.T, dir string) {
 			edit(t, dir, "models/marts/daily_revenue.test.yml", "revenue: 30.5", "revenue: 31.5")
-		}, []string{"FAIL  unit      marts.daily_revenue \"sums the day's orders and returns\"", "models/marts/daily_revenue.test.yml:3:",
+		}, []string{"FAIL     unit      marts.daily_revenue \"sums the day's orders and returns\"", "models/marts/daily_revenue.test.yml:3:",
 			"expected, but not in the output:", "revenue: 31.5", "in the output, but not expected:", "revenue: 30.5"}},
 		{"broken audit", func(t *testing.T, dir string) {
 			edit(t, dir, "models/staging/orders.sql", "values: [placed, shipped, returned]", "values: [placed, shipped]")
-		}, []string{"FAIL  audit     staging.orders accepted_values(status)", "models/staging/orders.sql:12: accepted_values(status)", "returned"}},
+		}, []string{"FAIL     audit     staging.orders accepted_values(status)", "models/staging/orders.sql:12: accepted_values(status)", "returned"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := shop(t, nil)

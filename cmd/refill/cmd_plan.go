@@ -106,6 +106,14 @@ type planStepJSON struct {
 	End       *string `json:"end"`
 	Reason    string  `json:"reason"`
 	Detail    string  `json:"detail,omitempty"`
+	// Conditional: it runs only if a refresh it reads changes its rows.
+	Conditional bool `json:"conditional,omitempty"`
+	// Horizon, for a whole-table or list partition reading
+	// time-partitioned models, is the end of the upstream time it reads.
+	Horizon *string `json:"horizon,omitempty"`
+	// WaitsFor, for a blocked partition, is the upstream partition it
+	// waits for ("staging.orders 2024-01-02").
+	WaitsFor string `json:"waits_for,omitempty"`
 }
 
 type planOutput struct {
@@ -221,8 +229,13 @@ func planJSON(t *session, p *runner.Plan) planOutput {
 }
 
 func stepJSON(s runner.Step) planStepJSON {
-	return planStepJSON{Model: s.Model.Name, Partition: s.Partition.Key,
-		Start: timeJSON(s.Partition.Start), End: timeJSON(s.Partition.End), Reason: string(s.Reason), Detail: s.Detail}
+	out := planStepJSON{Model: s.Model.Name, Partition: s.Partition.Key,
+		Start: timeJSON(s.Partition.Start), End: timeJSON(s.Partition.End), Reason: string(s.Reason), Detail: s.Detail,
+		Conditional: s.Conditional, Horizon: timeJSON(s.Horizon)}
+	if b := s.BlockedBy; b != nil {
+		out.WaitsFor = b.Model + " " + b.Partition
+	}
+	return out
 }
 
 func timeJSON(t time.Time) *string {
@@ -305,6 +318,9 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 	}
 	if len(p.Steps) > 0 {
 		fmt.Fprintf(w, "%s in %s (%s).\n", runner.Plural(len(p.Steps), "partition"), runner.Plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+		if n := conditionalSteps(p); n > 0 {
+			fmt.Fprintf(w, "%d of them run only if a refresh they read changes its rows; otherwise they stay as they are.\n", n)
+		}
 	} else {
 		fmt.Fprintln(w, "Nothing to run.")
 	}
@@ -406,4 +422,16 @@ func hasTimeModel(ms []*models.Model) bool {
 		}
 	}
 	return false
+}
+
+// conditionalSteps counts the steps of p that run only if a refresh they
+// read changes something (runner.Step.Conditional).
+func conditionalSteps(p *runner.Plan) int {
+	n := 0
+	for _, st := range p.Steps {
+		if st.Conditional {
+			n++
+		}
+	}
+	return n
 }

@@ -33,6 +33,7 @@ type runFlags struct {
 	publish       string
 	maxPartitions int
 	allowMissing  bool
+	allowBlocked  bool
 	fullRefresh   bool
 }
 
@@ -54,6 +55,10 @@ transaction where the warehouse allows (see the guarantee plan prints).
 A partition whose upstream partitions are done starts at once; a failed partition
 does not stop the others, but the partitions that read it are skipped. At the
 end a summary lists every failure, and the exit code is 1 if any partition failed.
+A partition that reads upstream partitions that are not there (never built,
+failed, or outside the run's range) is blocked, not run: the summary names what
+each blocked model waits for and the command that builds it, and the exit code
+is 5 unless --allow-blocked.
 
 Without --from, --to or --partitions this is the scheduled form: it fills every
 missing partition up to the last complete one and reruns each model's lookback
@@ -88,6 +93,7 @@ a second aborts them (transactions roll back). Exit code 130.
 	fl.StringVar(&f.publish, "publish", "partition", "partition: swap each partition when ready; together: swap all in one transaction at the end")
 	fl.IntVar(&f.maxPartitions, "max-partitions", 0, "refuse to run more than N partitions without --yes")
 	fl.BoolVar(&f.allowMissing, "allow-missing-upstream", false, "run partitions whose upstream partitions are missing, failed or incomplete, instead of blocking them")
+	fl.BoolVar(&f.allowBlocked, "allow-blocked", false, "exit 0 when nothing failed but selected partitions are blocked (default: exit 5)")
 	fl.BoolVar(&f.fullRefresh, "full-refresh", false, "rebuild the selected models' whole tables: every partition into a new table, swapped in at once")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json (a summary of the run)")
 	return c
@@ -167,15 +173,17 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	}
 	if f.dryRun || len(plan.Steps) == 0 && len(plan.Blocked) == 0 {
 		if !text {
-			return writeJSON(a.stdout, runOutput{Partitions: []partitionJSON{}})
+			return writeJSON(a.stdout, runOutput{Partitions: []partitionJSON{}, BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}})
 		}
 		return nil
 	}
-	if f.maxPartitions > 0 && len(plan.Steps) > f.maxPartitions && !f.yes {
-		return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", len(plan.Steps), f.maxPartitions)
+	// Steps that run only if a refresh changes something are not counted.
+	n := len(plan.Steps) - conditionalSteps(plan)
+	if f.maxPartitions > 0 && n > f.maxPartitions && !f.yes {
+		return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", n, f.maxPartitions)
 	}
-	if len(plan.Steps) > confirmAbove && !f.yes && isTerminal(a.stdin) && isTerminal(a.stdout) {
-		if !a.confirm(fmt.Sprintf("Run %d partitions on %s?", len(plan.Steps), s.target.Name)) {
+	if n > confirmAbove && !f.yes && isTerminal(a.stdin) && isTerminal(a.stdout) {
+		if !a.confirm(fmt.Sprintf("Run %d partitions on %s?", n, s.target.Name)) {
 			return exitf(exitUsage, "cancelled")
 		}
 	}
@@ -191,8 +199,8 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	if text {
-		a.printSummary(a.stdout, s, summary)
-	} else if err := writeJSON(a.stdout, runJSON(summary)); err != nil {
+		a.printSummary(a.stdout, s, summary, plan)
+	} else if err := writeJSON(a.stdout, runJSON(summary, plan)); err != nil {
 		return err
 	}
 	switch {
@@ -202,6 +210,9 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	case summary.Failed > 0 || summary.LostLease != nil || summary.Unrecorded != nil:
 		a.silent = true
 		return &exitError{code: exitFailed, err: errors.New("some partitions failed")}
+	case summary.Blocked > 0 && !f.allowBlocked:
+		a.silent = true
+		return &exitError{code: exitIncomplete, err: errors.New("some partitions are blocked")}
 	}
 	return nil
 }
@@ -280,6 +291,9 @@ type partitionJSON struct {
 	Error     *string `json:"error"`
 	Attempts  int     `json:"attempts"`
 	Seconds   float64 `json:"seconds"`
+	// Unchanged: a refresh that found the rows its table holds, or a
+	// partition reading only such refreshes, left as it was.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 type runOutput struct {
@@ -288,17 +302,41 @@ type runOutput struct {
 	Failed      int      `json:"failed"`
 	Skipped     int      `json:"skipped"`
 	Blocked     int      `json:"blocked"`
+	Unchanged   int      `json:"unchanged"`
 	Interrupted bool     `json:"interrupted"`
 	Warnings    []string `json:"warnings"`
 	// Error is why the run as a whole failed (it lost its leases, or could
 	// not record what it published), or null.
-	Error      *string         `json:"error"`
-	Partitions []partitionJSON `json:"partitions"`
+	Error *string `json:"error"`
+	// BlockedReasons counts the blocked partitions by what the first
+	// upstream partition each waits for, followed to its root, is:
+	// missing, failed, pending or drift.
+	BlockedReasons map[string]int `json:"blocked_reasons"`
+	// BlockedModels says, per model with blocked partitions, what the
+	// first of them waits for and the command that builds it.
+	BlockedModels []blockedModelJSON `json:"blocked_models"`
+	Partitions    []partitionJSON    `json:"partitions"`
 }
 
-func runJSON(s *runner.Summary) runOutput {
-	out := runOutput{RunID: s.RunID, Succeeded: s.Succeeded, Failed: s.Failed, Skipped: s.Skipped, Blocked: s.Blocked,
-		Interrupted: s.Interrupted, Warnings: s.Warnings, Partitions: []partitionJSON{}}
+type blockedModelJSON struct {
+	Model      string `json:"model"`
+	Partitions int    `json:"partitions"`
+	WaitsFor   string `json:"waits_for"` // "staging.orders 2024-01-02"
+	State      string `json:"state"`     // missing, failed, pending or drift
+	Command    string `json:"command"`   // what builds it
+}
+
+func runJSON(s *runner.Summary, plan *runner.Plan) runOutput {
+	out := runOutput{RunID: s.RunID, Succeeded: s.Succeeded, Failed: s.Failed, Skipped: s.Skipped, Blocked: s.Blocked, Unchanged: s.Unchanged,
+		Interrupted: s.Interrupted, Warnings: s.Warnings, Partitions: []partitionJSON{},
+		BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}}
+	for _, b := range blockedModels(plan) {
+		out.BlockedModels = append(out.BlockedModels, blockedModelJSON{Model: b.model, Partitions: b.n,
+			WaitsFor: b.root.Model + " " + b.root.Partition, State: string(b.root.State), Command: b.command})
+		for state, n := range b.byState {
+			out.BlockedReasons[state] += n
+		}
+	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
@@ -310,7 +348,7 @@ func runJSON(s *runner.Summary) runOutput {
 	}
 	for _, p := range s.Partitions {
 		pj := partitionJSON{Model: p.Model, Partition: p.Partition, Status: string(p.Status), Rows: p.Rows,
-			Attempts: p.Attempts, Seconds: p.Duration.Seconds()}
+			Attempts: p.Attempts, Seconds: p.Duration.Seconds(), Unchanged: p.Unchanged}
 		if p.Err != nil {
 			msg := p.Err.Error()
 			pj.Error = &msg
@@ -320,14 +358,18 @@ func runJSON(s *runner.Summary) runOutput {
 	return out
 }
 
-func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
+func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary, plan *runner.Plan) {
 	elapsed := sum.Finished.Sub(sum.Started).Round(10 * time.Millisecond)
 	blocked := ""
 	if sum.Blocked > 0 {
 		blocked = fmt.Sprintf(", %d blocked", sum.Blocked)
 	}
-	fmt.Fprintf(w, "\nRun %s on %s: %d succeeded, %d failed, %d skipped%s in %s.\n",
-		sum.RunID, s.target.Name, sum.Succeeded, sum.Failed, sum.Skipped, blocked, elapsed)
+	unchanged := ""
+	if sum.Unchanged > 0 {
+		unchanged = fmt.Sprintf(" (%d unchanged: a refresh found the rows its table holds)", sum.Unchanged)
+	}
+	fmt.Fprintf(w, "\nRun %s on %s: %d succeeded%s, %d failed, %d skipped%s in %s.\n",
+		sum.RunID, s.target.Name, sum.Succeeded, unchanged, sum.Failed, sum.Skipped, blocked, elapsed)
 	if sum.LostLease != nil {
 		fmt.Fprintf(w, "Stopped: %v\n", sum.LostLease)
 	}
@@ -352,15 +394,17 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary) {
 		}
 	}
 	if len(blockedParts) > 0 {
-		fmt.Fprintln(w, "Blocked partitions (not run: they read upstream partitions that are not there):")
-		for i, p := range blockedParts {
-			if i == 20 && !a.verbose {
-				fmt.Fprintf(w, "  ... and %d more (see --verbose)\n", len(blockedParts)-i)
-				break
-			}
-			fmt.Fprintf(w, "  %s %s: %v\n", p.Model, p.Partition, p.Err)
+		fmt.Fprintf(w, "Incomplete: %s of the selection not built; they read upstream partitions that are not there:\n", runner.Plural(len(blockedParts), "partition"))
+		for _, b := range blockedModels(plan) {
+			fmt.Fprintf(w, "  %s (%s): waits for %s %s (%s)\n    to build it: %s\n", b.model, runner.Plural(b.n, "partition"),
+				b.root.Model, b.root.Partition, blockerState(b.root.State), b.command)
 		}
-		fmt.Fprintln(w, "Build the upstream partitions first (select +MODEL), or pass --allow-missing-upstream.")
+		if a.verbose {
+			for _, p := range blockedParts {
+				fmt.Fprintf(w, "  %s %s: %v\n", p.Model, p.Partition, p.Err)
+			}
+		}
+		fmt.Fprintln(w, "Nothing wrong was written. --allow-missing-upstream runs them from what the upstream tables hold; --allow-blocked exits 0.")
 	}
 	if len(failed) > 0 {
 		a.printFailures(w, failed)
@@ -475,4 +519,101 @@ func failureHint(err string) string {
 		return "a table it reads does not exist: a source loaded from seeds/ needs refill seed first; a model's table, a refill run of that model"
 	}
 	return ""
+}
+
+// blockedModel is what the blocked partitions of one model wait for.
+type blockedModel struct {
+	model string
+	n     int
+	// root is the upstream partition the first of them waits for, followed
+	// through blocked partitions to one that is missing, failed, pending
+	// or drifted.
+	root    runner.Blocker
+	byState map[string]int // its partitions, by their root's state
+	command string         // what builds root
+}
+
+// blockedModels groups the plan's blocked steps by model, in plan order.
+func blockedModels(plan *runner.Plan) []*blockedModel {
+	if plan == nil {
+		return nil
+	}
+	index := map[string]*runner.Step{}
+	for i := range plan.Blocked {
+		st := &plan.Blocked[i]
+		index[st.Model.Name+" "+st.Partition.Key] = st
+	}
+	rootOf := func(st *runner.Step) runner.Blocker {
+		b := runner.Blocker{Model: st.Model.Name, Partition: st.Partition.Key, State: runner.ReasonMissing}
+		for seen := 0; st != nil && st.BlockedBy != nil && seen < len(index)+1; seen++ {
+			b = *st.BlockedBy
+			if b.State != runner.ReasonBlocked {
+				break
+			}
+			st = index[b.Model+" "+b.Partition]
+		}
+		return b
+	}
+	var out []*blockedModel
+	byModel := map[string]*blockedModel{}
+	for i := range plan.Blocked {
+		st := &plan.Blocked[i]
+		root := rootOf(st)
+		bm := byModel[st.Model.Name]
+		if bm == nil {
+			bm = &blockedModel{model: st.Model.Name, root: root, byState: map[string]int{}, command: buildCommand(st.Model, root, plan.Selection)}
+			byModel[st.Model.Name] = bm
+			out = append(out, bm)
+		}
+		bm.n++
+		bm.byState[string(root.State)]++
+	}
+	return out
+}
+
+// blockerState says what is wrong with a blocking upstream partition.
+func blockerState(r runner.Reason) string {
+	switch r {
+	case runner.ReasonMissing:
+		return "never built"
+	case runner.ReasonFailed:
+		return "its last attempt failed"
+	case runner.ReasonPending:
+		return "its last publication may not have finished"
+	case runner.ReasonDrift:
+		return "its rows are not what the ledger recorded"
+	}
+	return string(r)
+}
+
+// buildCommand is the command that builds root, the partition m's blocked
+// partitions wait for, over the run's range.
+func buildCommand(m *models.Model, root runner.Blocker, sel runner.Selection) string {
+	rng := ""
+	switch {
+	case len(sel.Partitions) > 0:
+		rng = " --partitions " + strings.Join(sel.Partitions, ",")
+	case sel.From != "" || sel.To != "":
+		if sel.From != "" {
+			rng += " --from " + sel.From
+		}
+		if sel.To != "" {
+			rng += " --to " + sel.To
+		}
+	}
+	switch root.State {
+	case runner.ReasonFailed:
+		return fmt.Sprintf("fix %s, then refill run %s --partitions %s (refill status %s --list shows the error)", root.Model, root.Model, root.Partition, root.Model)
+	case runner.ReasonPending, runner.ReasonDrift:
+		return fmt.Sprintf("refill run %s --partitions %s", root.Model, root.Partition)
+	}
+	if root.Model == m.Name && m.Kind() == models.TimePartitioned {
+		// Its own past: the chain from its first partition.
+		to := ""
+		if sel.To != "" {
+			to = " --to " + sel.To
+		}
+		return fmt.Sprintf("refill run %s --from %s%s", m.Name, m.PartitionAt(m.Config.Start).Key, to)
+	}
+	return "refill run +" + m.Name + rng
 }

@@ -105,6 +105,11 @@ type statusPartitionJSON struct {
 	FinishedAt *string `json:"finished_at"`
 	Error      *string `json:"error,omitempty"`
 	Detail     string  `json:"detail,omitempty"`
+	// Horizon and AsOf, for a whole-table or list partition built from
+	// time-partitioned models: the end of the upstream time it read, and
+	// the last upstream partition before it.
+	Horizon *string `json:"horizon,omitempty"`
+	AsOf    string  `json:"as_of,omitempty"`
 }
 
 type statusModelJSON struct {
@@ -122,7 +127,8 @@ func statusJSON(st []runner.ModelStatus) map[string]any {
 			mj.Counts[string(state)] = ms.Counts[state]
 		}
 		for _, ps := range ms.Partitions {
-			pj := statusPartitionJSON{Partition: ps.Partition.Key, State: string(ps.State), Detail: ps.Detail}
+			pj := statusPartitionJSON{Partition: ps.Partition.Key, State: string(ps.State), Detail: ps.Detail,
+				Horizon: timeJSON(ps.Horizon), AsOf: ms.Model.AsOf(ps.Horizon)}
 			if r := ps.Record; r != nil {
 				rows, run := r.Rows, r.RunID
 				pj.Rows, pj.RunID, pj.FinishedAt = &rows, &run, timeJSON(r.FinishedAt)
@@ -304,10 +310,21 @@ func rangeLabel(ms runner.ModelStatus) string {
 	}
 	first, last := ms.Partitions[0].Partition, ms.Partitions[len(ms.Partitions)-1].Partition
 	if first.Start.IsZero() {
-		if len(ms.Partitions) == 1 {
-			return first.Key
+		label := first.Key
+		if len(ms.Partitions) > 1 {
+			label += ", ..."
 		}
-		return first.Key + ", ..."
+		// As of the earliest horizon its built partitions have.
+		var h time.Time
+		for _, ps := range ms.Partitions {
+			if !ps.Horizon.IsZero() && (h.IsZero() || ps.Horizon.Before(h)) {
+				h = ps.Horizon
+			}
+		}
+		if asOf := ms.Model.AsOf(h); asOf != "" {
+			label += " as of " + asOf
+		}
+		return label
 	}
 	return first.Key + " .. " + last.Key
 }

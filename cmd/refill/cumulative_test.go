@@ -132,8 +132,12 @@ func TestCumulativeModelBlockedWithoutItsPast(t *testing.T) {
 			t.Errorf("plan lacks %q:\n%s", want, p.stdout)
 		}
 	}
-	if r := mustRefill(t, dir, append([]string{"run"}, args...)...); !strings.Contains(r.stdout, "Nothing to run") {
-		t.Errorf("run:\n%s", r.stdout)
+	// Nothing of what was asked is built: exit 5, naming what it waits for
+	// and the command that builds it.
+	if r := refill(t, dir, append([]string{"run"}, args...)...); r.code != exitIncomplete || !strings.Contains(r.stdout, "Nothing to run") ||
+		!strings.Contains(r.stdout, "marts.customer_revenue_to_date (3 partitions): waits for marts.customer_revenue_to_date 2024-01-09 (never built)") ||
+		!strings.Contains(r.stdout, "to build it: refill run marts.customer_revenue_to_date --from 2024-01-01 --to 2024-01-12") {
+		t.Errorf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if n := query(t, dir, `SELECT count(*) FROM refill.partitions WHERE model = 'marts.customer_revenue_to_date'`); n != int64(0) {
 		t.Errorf("the blocked run wrote %v ledger rows", n)

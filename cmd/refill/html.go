@@ -281,7 +281,8 @@ func attentionOf(ps runner.PartitionStatus, class, text string) attentionRow {
 
 // runClasses colors a run's status like the partition states it left.
 var runClasses = map[adapters.RunStatus]string{adapters.RunSucceeded: "done", adapters.RunFailed: "failed",
-	adapters.RunInterrupted: "pending", adapters.RunAbandoned: "drift", adapters.RunRunning: "partial", adapters.RunAccepted: "empty"}
+	adapters.RunInterrupted: "pending", adapters.RunAbandoned: "drift", adapters.RunRunning: "partial", adapters.RunAccepted: "empty",
+	adapters.RunIncomplete: "blocked"}
 
 func runViewOf(r *adapters.Run, redact func(string) string) runView {
 	v := runView{ID: r.ID, Status: string(r.Status), Class: runClasses[r.Status], Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),

@@ -52,7 +52,7 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // writeJUnit writes one test case per check, grouped into a suite per kind
 // of check.
-func writeJUnit(path string, checks []runner.Check, elapsed time.Duration) error {
+func writeJUnit(path string, checks []runner.Check, elapsed time.Duration, allowUnsampled bool) error {
 	out := junitSuites{Name: "refill test", Time: seconds(elapsed)}
 	index := map[string]int{}
 	for _, c := range checks {
@@ -64,12 +64,12 @@ func writeJUnit(path string, checks []runner.Check, elapsed time.Duration) error
 		}
 		s := &out.Suites[i]
 		tc := junitCase{Classname: "refill." + c.Suite, Name: c.Name, Time: seconds(c.Duration)}
-		switch c.Status {
-		case runner.CheckFailed:
+		switch {
+		case c.Status.Fails(allowUnsampled):
 			tc.Failure = &junitMessage{Message: firstLine(c.Message), Type: c.Suite, Text: c.Message + "\n" + c.Detail}
 			s.Failures++
 			out.Failures++
-		case runner.CheckSkipped:
+		case c.Status == runner.CheckSkipped || c.Status == runner.CheckNotRun:
 			tc.Skipped = &junitMessage{Message: firstLine(c.Message)}
 			s.Skipped++
 			out.Skipped++

@@ -473,13 +473,13 @@ func (o *oracle) run(process bool) {
 	timer.Stop()
 	code := cmd.ProcessState.ExitCode()
 	o.logf("refill %s, %s after %s -> exit %d", strings.Join(args, " "), sig, delay, code)
-	if code == 0 {
+	if code == 0 || code == exitIncomplete {
 		o.ran(code, jsonPart(out.String()), allow)
 	}
 	if code == exitUsage && strings.Contains(out.String(), "matches no partition") {
 		return
 	}
-	if code != 0 && code != 1 && code != exitInterrupted && code != -1 {
+	if code != 0 && code != 1 && code != exitIncomplete && code != exitInterrupted && code != -1 {
 		o.t.Fatalf("exit %d\n%s", code, out.String())
 	}
 	if id := o.unfinishedRun(); id != "" {
@@ -498,12 +498,13 @@ func jsonPart(s string) string {
 	return s
 }
 
-// ran checks a finished run: exit 0 or 1 (failed partitions), and for
-// each partition it published, that it read only upstream partitions
-// that were there.
+// ran checks a finished run: exit 0, 1 (failed partitions) or 5 (blocked
+// partitions, and none failed), as the run's summary says; and for each
+// partition it published, that it read only upstream partitions that were
+// there.
 func (o *oracle) ran(code int, stdout string, allow bool) {
 	o.t.Helper()
-	if code != 0 && code != exitFailed {
+	if code != 0 && code != exitFailed && code != exitIncomplete {
 		o.t.Fatalf("run exited %d\n%s", code, stdout)
 	}
 	if stdout == "" {
@@ -512,6 +513,16 @@ func (o *oracle) ran(code int, stdout string, allow bool) {
 	var out runOutput
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		o.t.Fatalf("run output: %v\n%s", err, stdout)
+	}
+	want := exitOK
+	switch {
+	case out.Failed > 0:
+		want = exitFailed
+	case out.Blocked > 0:
+		want = exitIncomplete
+	}
+	if code != want {
+		o.errorf("the run exited %d, but its summary (%d failed, %d blocked) says %d\n%s", code, out.Failed, out.Blocked, want, stdout)
 	}
 	if out.RunID == "" {
 		return // nothing to do
@@ -532,6 +543,9 @@ type ledgerRecord struct {
 	model, key, state, run string
 	rows                   int64
 	started, published     time.Time
+	// end is the window's end; for a whole-table or list partition, its
+	// horizon (zero when it reads no time-partitioned model).
+	end time.Time
 }
 
 func (o *oracle) ledger() map[string]ledgerRecord {
@@ -545,9 +559,12 @@ func (o *oracle) ledgerOf(db *sql.DB) map[string]ledgerRecord {
 	if !o.hasLedger(db) {
 		return out
 	}
-	for _, r := range dbRows(o.t, db, `SELECT model, partition_key, state, run_id, coalesce(row_count, 0), started_at, coalesce(published_at, TIMESTAMP '1970-01-01') FROM refill.partitions`) {
+	for _, r := range dbRows(o.t, db, `SELECT model, partition_key, state, run_id, coalesce(row_count, 0), started_at, coalesce(published_at, TIMESTAMP '1970-01-01'), window_end FROM refill.partitions`) {
 		rec := ledgerRecord{model: r[0].(string), key: r[1].(string), state: r[2].(string), run: r[3].(string), rows: toInt(r[4]),
 			started: r[5].(time.Time), published: r[6].(time.Time)}
+		if end, ok := r[7].(time.Time); ok {
+			rec.end = end
+		}
 		out[rec.model+" "+rec.key] = rec
 	}
 	return out
@@ -569,7 +586,16 @@ func (o *oracle) checkReads(run string) {
 				if all[upName] == nil {
 					all[upName] = o.allKeys(upName)
 				}
-				keys = all[upName]
+				// Through the partition's horizon.
+				keys = nil
+				for _, k := range all[upName] {
+					if p, _ := models.ParsePeriod(k, time.UTC); rec.end.IsZero() || p.Start.Before(rec.end) {
+						keys = append(keys, k)
+					}
+				}
+				if rec.end.IsZero() || len(keys) == 0 {
+					o.errorf("run %s published %s %s with horizon %v: it reads %s, and must read it through a horizon", run, rec.model, rec.key, rec.end, upName)
+				}
 			}
 			for _, k := range keys {
 				up, ok := led[upName+" "+k]

@@ -60,7 +60,14 @@ func (p *progress) observe(ev runner.Event) {
 		switch r.Status {
 		case runner.Succeeded:
 			p.done++
-			if !p.live {
+			switch {
+			case p.live:
+			case r.Unchanged && r.Attempts == 0:
+				// A conditional step that did not need to run: one line
+				// per model would be noise for a thousand days.
+			case r.Unchanged:
+				p.line(fmt.Sprintf("%s %s %s  %d rows, unchanged  %.2fs  attempt %d", p.paint("ok   ", "32"), r.Model, r.Partition, r.Rows, r.Duration.Seconds(), r.Attempts))
+			default:
 				p.line(fmt.Sprintf("%s %s %s  %d rows  %.2fs  attempt %d", p.paint("ok   ", "32"), r.Model, r.Partition, r.Rows, r.Duration.Seconds(), r.Attempts))
 			}
 		case runner.Failed:

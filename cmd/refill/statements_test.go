@@ -30,7 +30,7 @@ func TestRunStatements(t *testing.T) {
 		dir := shop(t, nil)
 		mustRefill(t, dir, "seed")
 		got := recordRun(t, dir, nil, "run", "--from", "2024-01-01", "--to", "2024-01-03", janNow, "--concurrency", "1")
-		got += recordRun(t, dir, nil, "run", "--from", "2024-01-03", "--to", "2024-01-03", janNow, "--mode", "all", "--publish", "together")
+		got += recordRun(t, dir, nil, "run", "--from", "2024-01-03", "--to", "2024-01-03", janNow, "--mode", "all", "--publish", "together", "--concurrency", "1")
 		adaptertest.Golden(t, "testdata/statements/duckdb.sql", got)
 	})
 	t.Run("clickhouse", func(t *testing.T) {
