@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
-	"time"
 	"testing/fstest"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
@@ -218,7 +218,9 @@ func TestRunChecksSelectAndSample(t *testing.T) {
 	_, byName = runChecks(t, fsys, func(o *runner.CheckOptions) { o.From = "2030-01-01" })
 	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckNotRun,
 		"no partition in the sample 2030-01-01..2030-01-01: its last partition complete at", "is 2024-04-30 (--now pins the clock)")
-	_, byName = runChecks(t, fsys, func(o *runner.CheckOptions) { o.From, o.Now = "2023-12-01", time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC) })
+	_, byName = runChecks(t, fsys, func(o *runner.CheckOptions) {
+		o.From, o.Now = "2023-12-01", time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	})
 	wantCheck(t, byName, "run marts.daily_revenue", runner.CheckNotRun,
 		"no partition in the sample 2023-12-01..2023-12-01: its first partition is 2024-01-01 (refill test --from 2024-01-01 samples it")
 	if !runner.CheckNotRun.Fails(false) || runner.CheckNotRun.Fails(true) {
