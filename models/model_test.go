@@ -299,3 +299,31 @@ func TestTargetNameInVersion(t *testing.T) {
 		t.Error("a model that does not read target has a version per target")
 	}
 }
+
+// TestRefreshRule: refresh: is for whole-table and list models, a mode or a
+// duration; without it a model reading a source refreshes always, one
+// declaring a watermark when it moves, and any other never.
+func TestRefreshRule(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nrefresh: 6h\n*/\nSELECT 1 AS d": "models/m.sql:5:10: refresh applies to whole-table and list models",
+		"/* refill\nrefresh: sometimes\n*/\nSELECT 1":                                               `refresh must be always, never or a duration such as 6h or 1d, not "sometimes"`,
+		"/* refill\nrefresh: 0h\n*/\nSELECT 1":                                                      "refresh must be always, never or a duration",
+	} {
+		if _, err := load(t, map[string]string{"models/m.sql": text}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", text, err, want)
+		}
+	}
+	p := mustLoad(t, map[string]string{
+		"models/src.sql":    `SELECT * FROM {{ source("raw.t") }}`,
+		"models/plain.sql":  `SELECT * FROM {{ ref("src") }}`,
+		"models/every.sql":  "/* refill\nrefresh: 1d\n*/\nSELECT * FROM {{ source(\"raw.t\") }}",
+		"models/marked.sql": "/* refill\nwatermark: SELECT max(x) FROM {{ source(\"raw.t\") }}\n*/\nSELECT * FROM {{ source(\"raw.t\") }}",
+		"models/never.sql":  "/* refill\nrefresh: never\n*/\nSELECT * FROM {{ source(\"raw.t\") }}",
+	})
+	for name, want := range map[string]string{"src": "always", "plain": "never", "every": "1d", "marked": "watermark", "never": "never"} {
+		if got := mustModel(t, p, name).RefreshRule().String(); got != want {
+			t.Errorf("%s: refresh %s, want %s", name, got, want)
+		}
+	}
+}

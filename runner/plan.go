@@ -292,6 +292,9 @@ func (pl *planner) candidates() error {
 			pl.matched = pl.matched || named
 			if len(pl.sel.Partitions) > 0 && !named && m.Kind() != models.TimePartitioned {
 				parts, notes = pl.unnamed(m)
+				// Named on the command line, it is what --partitions
+				// matched; a whole table matched otherwise is not.
+				pl.matched = pl.matched || pl.chosen.Named[m] && len(parts) > 0
 			}
 			pl.notes = append(pl.notes, notes...)
 			if !pl.chosen.Upstream[m] {
@@ -678,10 +681,18 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			reads = []models.Partition{up.PartitionAt(p.Start)}
 		} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
 			// A whole-table or list model reads up through its horizon;
-			// partitions after it are not yet read, not missing.
-			if through := pl.horizons[m].Add(-time.Nanosecond); complete && !through.Before(up.Config.Start) {
-				reads = up.Partitions(up.Config.Start, earliest(through, last))
+			// partitions after it are not yet read, not missing. One
+			// whose horizon holds none of up's partitions has nothing of
+			// up to read yet.
+			first := up.PartitionAt(up.Config.Start)
+			through := pl.horizons[m].Add(-time.Nanosecond)
+			switch {
+			case !complete:
+				return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
+			case through.Before(up.Config.Start):
+				return nil, &waitNote{up: up, upKey: first.Key, past: pl.horizons[m]}
 			}
+			reads = up.Partitions(up.Config.Start, earliest(through, last))
 		} else {
 			reads = models.ReadPartitions(m, p, up, time.Time{})
 		}

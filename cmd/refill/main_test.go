@@ -18,7 +18,15 @@ import (
 // changes (file path -> new content), and returns the folder.
 func shop(t testing.TB, changes map[string]string) string {
 	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "shop")
+	return project(t, "shop", changes)
+}
+
+// project copies the example project testdata/name into a temporary
+// folder, applying changes (file path -> new content), and returns the
+// folder.
+func project(t testing.TB, name string, changes map[string]string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", name)
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 )
 
@@ -68,6 +67,9 @@ type genModel struct {
 	reads func(key string) map[string][]string // upstream model -> keys ("*": all it has)
 	// keyOf is the SQL expression giving a row's partition key.
 	keyOf string
+	// source: a whole table over the source, which only scheduled runs
+	// refresh; horizon cases, which have none, leave it out.
+	source bool
 }
 
 // oracleModels returns the models a case may use. hourly reads the source
@@ -232,6 +234,39 @@ FROM (SELECT n, s FROM {{ ref("daily") }} WHERE d >= {{ start }} AND d < {{ end 
 			return fmt.Sprintf(`SELECT count(*) AS days, coalesce(sum(s), 0) + %d AS s FROM {{ ref("daily") }}`, k)
 		}, reads: func(string) map[string][]string { return map[string][]string{"daily": {"*"}} },
 			keyOf: "'all'"},
+		// A chain through a whole table: days that read it, and a whole
+		// table over those days.
+		{name: "share", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-02-26
+*/
+SELECT x.d, x.s + %d * (SELECT coalesce(max(days), 0) FROM {{ ref("total") }}) AS s
+FROM {{ ref("daily") }} AS x WHERE x.d >= {{ start }} AND x.d < {{ end }}`, k)
+		}, reads: func(key string) map[string][]string {
+			return map[string][]string{"daily": {key}, "total": {"all"}}
+		}, keyOf: "strftime(d, '%Y-%m-%d')"},
+		{name: "share_total", kind: models.WholeTable, sql: func(k int) string {
+			return fmt.Sprintf(`SELECT count(*) AS days, coalesce(sum(s), 0) + %d AS s FROM {{ ref("share") }}`, k)
+		}, reads: func(string) map[string][]string { return map[string][]string{"share": {"*"}} },
+			keyOf: "'all'"},
+		// A whole table over the source, which scheduled runs refresh, and
+		// days that read it: they run only when a refresh changes it.
+		{name: "regions", kind: models.WholeTable, sql: func(k int) string {
+			return fmt.Sprintf(`SELECT region, count(*) + %d AS n FROM {{ source("raw.events") }} GROUP BY region`, k)
+		}, reads: func(string) map[string][]string { return nil }, keyOf: "'all'", source: true},
+		{name: "weighted", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-02-26
+*/
+SELECT x.d, x.n * (SELECT sum(n) FROM {{ ref("regions") }}) + %d AS w
+FROM {{ ref("daily") }} AS x WHERE x.d >= {{ start }} AND x.d < {{ end }}`, k)
+		}, reads: func(key string) map[string][]string {
+			return map[string][]string{"daily": {key}, "regions": {"all"}}
+		}, keyOf: "strftime(d, '%Y-%m-%d')", source: true},
 	}
 }
 
@@ -254,7 +289,10 @@ type oracle struct {
 	drifted map[string]bool
 	// errorf reports a broken promise (t.Errorf, unless a test of the
 	// checks collects them).
-	errorf  func(format string, args ...any)
+	errorf func(format string, args ...any)
+	// through, when set, is the end of a horizon case: every range ends by
+	// it, as if the data ended there (see newOracle).
+	through time.Time
 	started time.Time
 }
 
@@ -299,22 +337,32 @@ func newOracle(t *testing.T, bin string, seed uint64, want ...string) *oracle {
 	o := &oracle{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), dir: t.TempDir(), bin: bin,
 		byName: map[string]*genModel{}, allowed: map[string]bool{}, errorf: t.Errorf}
 	all := oracleModels()
+	// A third of the cases are horizon cases: as if the data ended before
+	// the clock, every range ends by o.through, and no scheduled run
+	// happens (see finish).
+	if want == nil && o.rng.IntN(3) == 0 {
+		o.through = oracleFirst.AddDate(0, 0, 4+o.rng.IntN(11))
+	}
+	byName := map[string]*genModel{}
+	for _, m := range all {
+		byName[m.name] = m
+	}
 	o.models = append(o.models, all[0])
 	for _, m := range all[1:] {
+		if m.source && !o.through.IsZero() {
+			continue
+		}
 		if want != nil && slices.Contains(want, m.name) || want == nil && o.rng.IntN(3) > 0 {
 			o.models = append(o.models, m)
 		}
 	}
-	// Everything but hourly reads daily or hourly; keep daily when any of
-	// its readers is kept.
-	need := map[string]bool{}
-	for _, m := range o.models {
-		for up := range m.reads("2024-03-01") {
-			need[up] = true
+	// Keep what the chosen models read, transitively.
+	for i := 0; i < len(o.models); i++ {
+		for up := range o.models[i].reads("2024-03-01") {
+			if !slices.ContainsFunc(o.models, func(m *genModel) bool { return m.name == up }) {
+				o.models = append(o.models, byName[up])
+			}
 		}
-	}
-	if need["daily"] && !slices.ContainsFunc(o.models, func(m *genModel) bool { return m.name == "daily" }) {
-		o.models = append(o.models, all[1])
 	}
 	for _, m := range o.models {
 		m.k = 1 + o.rng.IntN(3)
@@ -332,9 +380,13 @@ func newOracle(t *testing.T, bin string, seed uint64, want ...string) *oracle {
 		}
 	}
 	o.write("seeds/raw/events.csv", b.String())
+	// (A horizon case's source ends at its end, as if the data did.)
 	o.started = time.Now()
 	o.must("seed")
-	o.logf("models %v, constants %v", o.names(), o.constants())
+	if !o.through.IsZero() {
+		execSQL(t, o.dir, fmt.Sprintf("DELETE FROM raw.events WHERE ts >= TIMESTAMP '%s'", o.through.Format("2006-01-02 15:04:05")))
+	}
+	o.logf("models %v, constants %v, horizon %v", o.names(), o.constants(), o.through)
 	return o
 }
 
@@ -384,8 +436,12 @@ func (o *oracle) step() {
 		o.run(o.bin != "") // with the real binary, killed or interrupted
 	case n < 12 && o.lastRun != "":
 		o.resume()
-	case n < 15:
+	case n < 15 && o.through.IsZero():
+		// (Not in horizon cases: only a scheduled run's lookback finds
+		// late rows, and they have none.)
 		o.lateRows()
+	case n < 15:
+		o.changeLogic()
 	case n < 17:
 		o.changeLogic()
 	case n < 18:
@@ -413,7 +469,17 @@ func (o *oracle) runArgs() []string {
 	}
 	first := oracleFirst.AddDate(0, 0, o.rng.IntN(16))
 	last := first.AddDate(0, 0, o.rng.IntN(6))
-	switch o.rng.IntN(4) {
+	shape := o.rng.IntN(4)
+	if !o.through.IsZero() {
+		// Ranges that end by the horizon case's end; never scheduled.
+		days := int(o.through.Sub(oracleFirst).Hours() / 24)
+		first = oracleFirst.AddDate(0, 0, o.rng.IntN(days))
+		if last = first.AddDate(0, 0, o.rng.IntN(6)); !last.Before(o.through) {
+			last = o.through.AddDate(0, 0, -1)
+		}
+		shape = max(shape, 1)
+	}
+	switch shape {
 	case 0: // scheduled: lookback applies
 	case 1:
 		args = append(args, "--partitions", first.Format("2006-01-02")+","+last.Format("2006-01-02"))
@@ -435,7 +501,9 @@ func (o *oracle) runArgs() []string {
 		args = append(args, "--publish", "together")
 	}
 	args = append(args, "--concurrency", fmt.Sprint(1+o.rng.IntN(4)))
-	if o.rng.IntN(10) == 0 {
+	// (Not in horizon cases: a partition reaching past their end, run
+	// from what there is, is never rebuilt by a run that ends there.)
+	if o.rng.IntN(10) == 0 && o.through.IsZero() {
 		args = append(args, "--allow-missing-upstream")
 	}
 	return append(args, "--output", "json")
@@ -719,7 +787,11 @@ func (o *oracle) resume() {
 // lookback window (where refill promises to notice them), or poisons an
 // hour so that its partition fails.
 func (o *oracle) lateRows() {
-	h := oracleLast.Add(-time.Duration(o.rng.IntN(30)) * time.Hour)
+	end := oracleLast
+	if !o.through.IsZero() {
+		end = o.through.Add(-time.Hour)
+	}
+	h := end.Add(-time.Duration(o.rng.IntN(30)) * time.Hour)
 	ts := fmt.Sprintf("TIMESTAMP '%s'", h.Add(time.Duration(o.rng.IntN(3600))*time.Second).Format("2006-01-02 15:04:05"))
 	var stmt string
 	switch o.rng.IntN(5) {
@@ -778,6 +850,10 @@ func (o *oracle) drift() {
 func (o *oracle) finish() {
 	t := o.t
 	execSQL(t, o.dir, "DELETE FROM raw.events WHERE v < 0")
+	if !o.through.IsZero() {
+		o.finishRange()
+		return
+	}
 	r := o.refill("run", oracleNow, "--yes", "--output", "json")
 	o.logf("final: refill run %s -> exit %d", oracleNow, r.code)
 	if r.code != 0 {
@@ -791,6 +867,9 @@ func (o *oracle) finish() {
 	if err := json.Unmarshal([]byte(plan.stdout), &p); err != nil {
 		t.Fatal(err)
 	}
+	// Refreshes of whole tables over the source, and what runs only if
+	// they change, are planned by every scheduled run.
+	p.Steps = slices.DeleteFunc(p.Steps, func(st planStepJSON) bool { return st.Reason == "refresh" || st.Conditional })
 	if len(p.Steps)+len(p.Blocked) != 0 {
 		t.Errorf("after the final run the plan still has %d steps and %d blocked, e.g. %+v", len(p.Steps), len(p.Blocked), append(p.Steps, p.Blocked...)[0])
 	}
@@ -799,88 +878,72 @@ func (o *oracle) finish() {
 	}
 }
 
-// compare recomputes every model into schema oracle, partition by
-// partition in dependency order, from the current source, and returns how
-// the tables differ from it.
-func (o *oracle) compare() []string {
+// finishRange ends a horizon case: a plain run over the whole range must
+// exit 0, build every partition of every model that ends by the horizon
+// and every whole-table and list partition, leave nothing to plan over the
+// range, and leave every table equal to its recomputation through the
+// horizon.
+func (o *oracle) finishRange() {
 	t := o.t
+	rng := []string{"--from", oracleFirst.Format("2006-01-02"), "--to", o.through.AddDate(0, 0, -1).Format("2006-01-02"), oracleNow}
+	r := o.refill(append(append([]string{"run"}, rng...), "--yes", "--output", "json")...)
+	o.logf("final: refill run %s -> exit %d", strings.Join(rng, " "), r.code)
+	if r.code != 0 {
+		t.Fatalf("the final run over the range exits %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	o.drifted = nil
+	o.ran(r.code, r.stdout, false)
+	o.checkRowCounts()
+	led := o.ledger()
 	p := o.project()
-	db, err := sql.Open("duckdb", filepath.Join(o.dir, "warehouse.duckdb"))
-	if err != nil {
+	now := mustParse(oracleNow)
+	for _, m := range p.Models {
+		var want []models.Partition
+		if m.Kind() == models.TimePartitioned {
+			last, _ := m.LastComplete(now)
+			for _, part := range m.Partitions(m.Config.Start, last) {
+				if !part.End.After(o.through) {
+					want = append(want, part)
+				}
+			}
+		} else {
+			want = m.Partitions(time.Time{}, time.Time{})
+		}
+		for _, part := range want {
+			if rec, ok := led[m.Name+" "+part.Key]; !ok || rec.state != "done" {
+				o.errorf("after the final run over the range, %s %s is %q, not done", m.Name, part.Key, rec.state)
+			}
+		}
+	}
+	plan := o.must(append(append([]string{"plan"}, rng...), "--output", "json")...)
+	var pl planOutput
+	if err := json.Unmarshal([]byte(plan.stdout), &pl); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	exec := func(q string) {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%v\n%s", err, q)
+	if len(pl.Steps)+len(pl.Blocked) != 0 {
+		t.Errorf("after the final run the plan over the range still has %d steps and %d blocked, e.g. %+v", len(pl.Steps), len(pl.Blocked), append(pl.Steps, pl.Blocked...)[0])
+	}
+	for _, diff := range recompute(t, o.dir, p, now, o.through, o.held()) {
+		o.errorf("%s", diff)
+	}
+}
+
+// held returns the partitions ("model key") whose rows the tables hold, by
+// the ledger.
+func (o *oracle) held() map[string]bool {
+	out := map[string]bool{}
+	for k, rec := range o.ledger() {
+		if rec.state == "done" || rec.state == "partial" {
+			out[k] = true
 		}
 	}
-	exec("DROP SCHEMA IF EXISTS oracle CASCADE")
-	exec("CREATE SCHEMA oracle")
-	refs := map[string]models.SQL{}
-	for _, m := range p.Graph.Order {
-		refs[m.Name] = models.SQL(`oracle."` + m.Name + `"`)
-	}
-	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars, Refs: refs}
-	now := mustParse(oracleNow)
-	var diffs []string
-	for _, m := range p.Graph.Order {
-		last, ok := m.LastComplete(now)
-		if !ok {
-			continue
-		}
-		var parts []models.Partition
-		if m.Kind() == models.TimePartitioned {
-			parts = m.Partitions(m.Config.Start, last)
-		} else {
-			parts = m.Partitions(time.Time{}, time.Time{})
-		}
-		scope := scope
-		if m.Config.Self {
-			// A cumulative model reads its own recomputation, so its table
-			// exists, with its declared columns, before the first partition.
-			s := *scope
-			s.This = refs[m.Name]
-			scope = &s
-			var cols []string
-			for _, c := range m.Config.Columns {
-				typ, err := c.Type.In(scope.Dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cols = append(cols, c.Name+" "+typ)
-			}
-			exec(fmt.Sprintf(`CREATE TABLE oracle."%s" (%s)`, m.Name, strings.Join(cols, ", ")))
-		}
-		for i, part := range parts {
-			q, err := m.Render(scope, part)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 && !m.Config.Self {
-				exec(fmt.Sprintf(`CREATE TABLE oracle."%s" AS %s`, m.Name, q))
-			} else {
-				exec(fmt.Sprintf(`INSERT INTO oracle."%s" %s`, m.Name, q))
-			}
-		}
-		rows := func(schema string) []string {
-			var out []string
-			for _, r := range dbRows(t, db, fmt.Sprintf(`SELECT * FROM %s."%s" ORDER BY ALL`, schema, m.Name)) {
-				out = append(out, fmt.Sprint(r))
-			}
-			return out
-		}
-		cols := func(schema string) string {
-			return fmt.Sprint(dbRows(t, db, fmt.Sprintf(`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = '%s' AND table_name = '%s' ORDER BY ordinal_position`, schema, m.Name)))
-		}
-		if got, want := cols("main"), cols("oracle"); got != want {
-			diffs = append(diffs, fmt.Sprintf("%s has columns %s, its recomputation %s", m.Name, got, want))
-		}
-		if got, want := rows("main"), rows("oracle"); !slices.Equal(got, want) {
-			diffs = append(diffs, fmt.Sprintf("%s differs from its recomputation:\n%s", m.Name, rowDiff(want, got)))
-		}
-	}
-	return diffs
+	return out
+}
+
+// compare recomputes every model from the current source (recompute) and
+// returns how the tables differ from it.
+func (o *oracle) compare() []string {
+	return recompute(o.t, o.dir, o.project(), mustParse(oracleNow), o.through, o.held())
 }
 
 func dbRows(t *testing.T, db *sql.DB, q string) [][]any {
