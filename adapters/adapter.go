@@ -103,6 +103,18 @@ type StageCleaner interface {
 	CleanStages(ctx context.Context, dead func(runToken string) bool) error
 }
 
+// Pruner is implemented by adapters that can clear away what a model the
+// project no longer has left in the warehouse: refill prune needs it.
+type Pruner interface {
+	// LedgerModels returns, sorted, the names of the models of which the
+	// ledger holds a record not removed (StateRemoved). A ledger that does
+	// not exist yet holds none.
+	LedgerModels(ctx context.Context) ([]string, error)
+	// DropTable drops a model's table (on a cluster, on every node, with
+	// its shards' tables); dropping one that does not exist succeeds.
+	DropTable(ctx context.Context, table models.Relation) error
+}
+
 // Classifier is implemented by adapters that know which of their
 // warehouse's errors are worth retrying; see Transient.
 type Classifier interface {

@@ -58,6 +58,10 @@ const (
 	// new, and the runner redoes the partition and everything reading it.
 	// PublishedAt holds when the publication started.
 	StatePending State = "pending"
+	// StateRemoved is a partition outside its model's start..end (the
+	// model's start: moved later, or its end: earlier) whose rows a run
+	// deleted. PublishedAt is when, so that what read it is stale.
+	StateRemoved State = "removed"
 )
 
 // Published reports whether a record in state s describes rows the table
@@ -108,6 +112,9 @@ const (
 	// RunAccepted records a refill accept: no data was computed; ledger
 	// records took a new model version (forward-only).
 	RunAccepted RunStatus = "accepted"
+	// RunPruned records a refill prune: the tables of models the project
+	// no longer has were dropped, and their partitions recorded removed.
+	RunPruned RunStatus = "pruned"
 )
 
 // Run is one invocation of refill run.

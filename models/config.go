@@ -393,7 +393,13 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 			case !c.Start.IsZero() && p.Start.Before(c.Start):
 				d.errAt(endNode, "end %s is before start", end)
 			default:
-				c.End = c.Grain.Add(c.Grain.Truncate(p.Start, c.Location), 1)
+				// Through the end of what end: names, at any grain: a
+				// date is its whole day for an hourly model.
+				last := p.Start
+				if p.End.After(p.Start) {
+					last = p.End.Add(-time.Nanosecond)
+				}
+				c.End = c.Grain.Add(c.Grain.Truncate(last, c.Location), 1)
 			}
 		}
 		c.TimestampWindow = c.Grain == Hour || c.Location != time.UTC

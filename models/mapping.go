@@ -11,6 +11,10 @@ type Span struct {
 	// extents (Model.Extent) overlap the half-open range [Start, End) of
 	// instants.
 	Start, End time.Time
+	// Windows: both models' partitions are dates of one time zone, which
+	// name the same days however a query compares them, so windows are
+	// compared, not extents.
+	Windows bool
 }
 
 // Overlaps reports whether partition p of model up lies in s.
@@ -19,7 +23,17 @@ func (s Span) Overlaps(up *Model, p Partition) bool {
 		return true
 	}
 	start, end := up.Extent(p)
+	if s.Windows {
+		start, end = p.Start, p.End
+	}
 	return start.Before(s.End) && end.After(s.Start)
+}
+
+// sameDates reports whether down and up both have date windows of one time
+// zone other than UTC: a date names the same local day in both, so the
+// dependency is by window, with no extent (see Model.Extent).
+func sameDates(down, up *Model) bool {
+	return down.localDates() && up.localDates() && down.Config.Location.String() == up.Config.Location.String()
 }
 
 // Extent returns the instants partition p of m covers when models depend
@@ -67,6 +81,9 @@ func DependencySpan(down *Model, p Partition, up *Model) Span {
 	if n := down.DependsOnPast(up); n > 0 {
 		first = down.Next(p, -n)
 	}
+	if sameDates(down, up) {
+		return Span{Start: first.Start, End: p.End, Windows: true}
+	}
 	start, _ := down.Extent(first)
 	_, end := down.Extent(p)
 	return Span{Start: start, End: end}
@@ -110,6 +127,9 @@ func Dependents(down, up *Model, u Partition) (from, to time.Time, all bool) {
 		return time.Time{}, time.Time{}, true
 	}
 	uStart, uEnd := up.Extent(u)
+	if sameDates(down, up) {
+		uStart, uEnd = u.Start, u.End
+	}
 	// The first partition whose span ends after u starts: spans move
 	// forward with their partitions, so step back from the one holding
 	// u's start while the previous one still reaches u.

@@ -327,3 +327,38 @@ func TestRefreshRule(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnings: validate warns, at the expression, when a local-date
+// model compares a column other than its partition column with a DATE
+// start or end, and when a model reads before its window without a
+// depends_on_past that covers it.
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	p := mustLoad(t, map[string]string{
+		"models/local.sql": "/* refill\npartition_by: day\ngrain: day\nstart: 2024-01-01\ntimezone: America/New_York\npartition_type: date\n*/\n" +
+			"SELECT CAST(started_at AS DATE) AS day FROM {{ source(\"raw.trips\") }}\nWHERE started_at >= {{ start }} AND day < {{ end }}",
+		"models/fine.sql": "/* refill\npartition_by: day\ngrain: day\nstart: 2024-01-01\ntimezone: America/New_York\npartition_type: date\n*/\n" +
+			"SELECT CAST(started_at AS DATE) AS day FROM {{ source(\"raw.trips\") }}\nWHERE started_at >= {{ cast_timestamp(start) }} AND day < {{ end }}",
+		"models/back.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
+			"SELECT d FROM {{ ref(\"fine\") }}\nWHERE d >= {{ date_add(start, -7, \"day\") }} AND d < {{ end }}",
+		"models/covered.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\ndepends_on_past: 7\n*/\n" +
+			"SELECT d FROM {{ ref(\"fine\") }}\nWHERE d >= {{ date_add(start, -7, \"day\") }} AND d < {{ end }}",
+	})
+	var got []string
+	for _, w := range p.Warnings() {
+		got = append(got, w.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		"models/local.sql:9:24: local compares started_at with {{ start }}, a DATE of America/New_York (partition_type: date): if started_at is a timestamp",
+		"models/back.sql:7:15: back reads 7 days before its window (date_add(start, -7, \"day\")) without a depends_on_past that covers it",
+		"declare depends_on_past: 7",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("%d warnings, want 2 (none for fine and covered):\n%s", len(got), all)
+	}
+}

@@ -338,6 +338,9 @@ func (p *Project) LookupTarget(name string) (*Target, error) {
 	return t, nil
 }
 
+// ModelByName returns the model whose full name is name, or nil.
+func (p *Project) ModelByName(name string) *Model { return p.byName[name] }
+
 // Model returns the model named name: a full name (marts.daily_revenue) or
 // a table name that only one model has (daily_revenue).
 func (p *Project) Model(name string) (*Model, error) {

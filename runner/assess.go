@@ -26,6 +26,10 @@ const (
 	// StateDrift: the table does not hold what the ledger recorded (it
 	// was dropped, or rows were deleted or added outside refill).
 	StateDrift State = "drift"
+	// StateOutside: built, but outside the model's start..end now (its
+	// start: moved later, or its end: earlier): the next run deletes its
+	// rows.
+	StateOutside State = "outside"
 )
 
 // Reason says why a plan runs a partition.
@@ -44,6 +48,10 @@ const (
 	ReasonPartial   Reason = "partial"   // published before its window was complete
 	ReasonDrift     Reason = "drift"     // the table does not hold what the ledger recorded
 	ReasonRebuild   Reason = "rebuild"   // the whole table is rebuilt (--full-refresh, on_schema_change: rebuild)
+	// ReasonRemove: a built partition outside the model's start..end
+	// (start: moved later, end: earlier): the run deletes its rows and
+	// records it removed.
+	ReasonRemove Reason = "remove"
 	// ReasonRefresh: a whole-table or list model that is done, rebuilt by a
 	// scheduled run as its refresh rule says (it reads a source refill
 	// does not track). When its new rows equal its table's, nothing is
@@ -57,7 +65,7 @@ const (
 
 // Reasons lists every reason, in the order plan summarizes them.
 var Reasons = []Reason{ReasonMissing, ReasonFailed, ReasonPending, ReasonStale, ReasonUpstream, ReasonDrift,
-	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonRefresh, ReasonForced, ReasonRebuild, ReasonBlocked}
+	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonRefresh, ReasonForced, ReasonRebuild, ReasonRemove, ReasonBlocked}
 
 // assessment is what the ledger says of one partition.
 type assessment struct {
@@ -117,10 +125,18 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 		}
 		return as, nil
 	}
-	if m.Config.Self && p.Start.After(m.Config.Start) {
-		// A cumulative model reads its own earlier partition.
+	if m.Config.Self {
+		// A cumulative model reads its own earlier partition; its first
+		// reads an empty one.
 		prev := m.Next(p, -1)
-		if r := a.ledger.record(m.Name, prev.Key); r != nil && r.PublishedAt.After(rec.StartedAt) && !r.PublishedAt.Equal(rec.PublishedAt) {
+		r := a.ledger.record(m.Name, prev.Key)
+		switch {
+		case r == nil:
+		case !p.Start.After(m.Config.Start) && (r.State.Published() || r.PublishedAt.After(rec.StartedAt)):
+			as.state, as.reason = StateStale, ReasonUpstream
+			as.detail = fmt.Sprintf("it is the first partition since start: moved, and read its own earlier partition %s, which must read as empty", prev.Key)
+			return as, nil
+		case p.Start.After(m.Config.Start) && r.PublishedAt.After(rec.StartedAt) && !r.PublishedAt.Equal(rec.PublishedAt):
 			as.state, as.reason = StateStale, ReasonUpstream
 			as.detail = fmt.Sprintf("its own earlier partition %s was republished at %s, after this was built", prev.Key, r.PublishedAt.UTC().Format("2006-01-02 15:04:05"))
 			return as, nil

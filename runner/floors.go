@@ -38,9 +38,10 @@ type floorPlan struct {
 
 // planFloors decides each model's floor from the ledger's summaries and
 // the records the plan must read. tables and rebuild are the facts read
-// before it (drift, schema changes).
+// before it (drift, schema changes); the records of the models in whole
+// are read whole.
 func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []adapters.RecordSummary,
-	tables map[string]*TableFacts, rebuild map[string]string) floorPlan {
+	tables map[string]*TableFacts, rebuild map[string]string, whole map[string]bool) floorPlan {
 	byModel := map[string][]adapters.RecordSummary{}
 	for _, s := range sums {
 		byModel[s.Model] = append(byModel[s.Model], s)
@@ -131,7 +132,7 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 			}
 		}
 		switch {
-		case from.IsZero() || !from.After(x.Config.Start):
+		case from.IsZero() || !from.After(x.Config.Start) || whole[x.Name] || f.outside(x):
 			out.query.All = append(out.query.All, x.Name)
 		case from.Before(never):
 			out.query.Since[x.Name] = from
@@ -218,6 +219,40 @@ func (f *floorer) clean(m *models.Model, s *adapters.RecordSummary, n int64) boo
 // whole-table model, by its refresh rule alone.
 func (f *floorer) refreshes(m *models.Model) bool {
 	return f.sel.Scheduled() && f.sel.Mode == ModeDefault && m.RefreshRule().Mode != models.RefreshNever
+}
+
+// outside reports whether m's summaries have records in buckets outside
+// its start..end: partitions a run removes (planner.removals), which the
+// plan must read.
+func (f *floorer) outside(m *models.Model) bool {
+	first := f.bucketOf(m.Config.Start)
+	for _, s := range f.sums[m.Name] {
+		if s.Records > 0 && (s.Bucket.Before(first) || !m.Config.End.IsZero() && !s.Bucket.Before(m.Config.End)) {
+			return true
+		}
+	}
+	// A bucket holding start (or end) may hold records outside too: more
+	// than the partitions there.
+	if s := f.bucket(m, first); s != nil && s.Records > countStarts(m, m.PartitionAt(m.Config.Start).Start, never, first, f.bucketEnd(first)) {
+		return true
+	}
+	if !m.Config.End.IsZero() {
+		last := f.bucketOf(m.Config.End.Add(-time.Nanosecond))
+		if s := f.bucket(m, last); s != nil && s.Records > countStarts(m, m.PartitionAt(m.Config.Start).Start, m.Config.End, last, f.bucketEnd(last)) {
+			return true
+		}
+	}
+	return false
+}
+
+// bucket returns m's summary of the bucket starting at b, or nil.
+func (f *floorer) bucket(m *models.Model, b time.Time) *adapters.RecordSummary {
+	for i := range f.sums[m.Name] {
+		if f.sums[m.Name][i].Bucket.Equal(b) {
+			return &f.sums[m.Name][i]
+		}
+	}
+	return nil
 }
 
 // quiet reports whether a list or whole-table model has nothing to do but,

@@ -151,6 +151,7 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		if err := pl.decide(m); err != nil {
 			return nil, err
 		}
+		pl.removals(m)
 		if err := pl.propagate(m); err != nil {
 			return nil, err
 		}
@@ -172,7 +173,7 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		pl.steps[m], pl.planned[m] = nil, nil // let them go as the plan takes shape
 	}
 	plan.Notes = append(pl.notes, pl.waitingNotes()...)
-	plan.Notes = append(plan.Notes, acceptedNotes(chosen.Models, scope, facts.Versions)...)
+	plan.Notes = append(plan.Notes, acceptedNotes(chosen.Models, scope, facts.Versions, pl.a.ledger)...)
 	return plan, nil
 }
 
@@ -410,6 +411,40 @@ func (pl *planner) decide(m *models.Model) error {
 	return nil
 }
 
+// removals plans the deletion of m's built partitions that lie outside
+// its start..end: its start: moved later, or its end: earlier. A rebuilt
+// table holds none of them anyway, and modes missing and failed take
+// only what they say.
+func (pl *planner) removals(m *models.Model) {
+	mr := pl.a.ledger.byModel[m.Name]
+	if mr == nil || m.Kind() != models.TimePartitioned || pl.rebuild[m] || !pl.chosen.Direct[m] ||
+		pl.sel.Mode == ModeMissing || pl.sel.Mode == ModeFailed {
+		return
+	}
+	for _, r := range mr.timed {
+		if r.State == adapters.StateRemoved || !outside(m, r) {
+			continue
+		}
+		pl.add(Step{Model: m, Partition: models.Partition{Key: r.Partition, Start: r.WindowStart, End: r.WindowEnd}, Reason: ReasonRemove,
+			Record: r, Detail: outsideDetail(m), Cause: outsideDetail(m)})
+	}
+}
+
+// outside reports whether record r of time-partitioned model m lies
+// outside the model's start..end.
+func outside(m *models.Model, r *adapters.Record) bool {
+	return r.WindowStart.Before(m.Config.Start) || !m.Config.End.IsZero() && !r.WindowStart.Before(m.Config.End)
+}
+
+// outsideDetail says why m's partitions outside its range are removed.
+func outsideDetail(m *models.Model) string {
+	bounds := "start: " + m.PartitionAt(m.Config.Start).Key
+	if !m.Config.End.IsZero() {
+		bounds += ", end: " + m.PartitionAt(m.Config.End.Add(-time.Nanosecond)).Key
+	}
+	return fmt.Sprintf("outside the model's range (%s): its rows are deleted", bounds)
+}
+
 // rebuiltSince reports whether every candidate of m was published since
 // the resumed run started.
 func (pl *planner) rebuiltSince(m *models.Model) bool {
@@ -480,8 +515,11 @@ func (pl *planner) propagate(m *models.Model) error {
 			}
 			for _, part := range dependentPartitions(m, up, g.parts, pl.a.ledger) {
 				if i, ok := have[part.Key]; ok {
-					if st := &pl.steps[m][i]; !g.cond && st.Conditional {
-						st.Conditional, st.Detail, st.Cause = false, why, why
+					// Planned already: by a policy (a refresh, lookback),
+					// or only if a refresh changes something, it now runs
+					// because what it reads is rewritten.
+					if st := &pl.steps[m][i]; !g.cond && (st.Conditional || policy(st.Reason)) {
+						st.Reason, st.Conditional, st.Detail, st.Cause = ReasonUpstream, false, why, why
 					}
 					continue
 				}
@@ -501,6 +539,13 @@ func (pl *planner) propagate(m *models.Model) error {
 		return pl.propagateSelf(m, have)
 	}
 	return nil
+}
+
+// policy reports whether r plans a partition that is up to date, by a rule
+// of the model's (lookback, watermark, refresh), rather than because it is
+// not.
+func policy(r Reason) bool {
+	return r == ReasonRefresh || r == ReasonLookback || r == ReasonWatermark
 }
 
 // propagateSelf plans, for a model that reads its own past, every built
@@ -593,6 +638,10 @@ func (pl *planner) block(m *models.Model) {
 	// For a model that reads its own past: the outcome of its steps so far.
 	own := map[string]Reason{}
 	for _, st := range steps {
+		if st.Reason == ReasonRemove {
+			kept = append(kept, st) // reads nothing
+			continue
+		}
 		b, wait := pl.unreadable(m, st.Partition, own)
 		switch {
 		case wait != nil && !pl.sel.AllowMissingUpstream:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
 )
 
 // rebuildUnit runs a full refresh: the unit holds every partition of a
@@ -16,8 +17,20 @@ import (
 func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 	m := u.model
 	for _, n := range u.nodes {
-		if why := failedDep(n); why != "" {
+		// The unit's own partitions are staged in order below, each read
+		// by the next of a model reading its own past: only other units
+		// must have succeeded.
+		if why := failedDepOutside(n, u); why != "" {
 			e.skipAll(u, fmt.Sprintf("not rebuilt: %s", why))
+			return
+		}
+	}
+	if m.Config.Self {
+		// The first partition reads an empty day before it, whatever the
+		// old table holds there (rows from before a start: moved later):
+		// the new table's, which has none.
+		if err := e.emptySelf(ctx, m); err != nil {
+			e.fail(ctx, u.nodes, err, 1, 0)
 			return
 		}
 	}
@@ -33,6 +46,7 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 			part := group[:min(len(group), size)]
 			group = group[len(part):]
 			if e.stopped() || ctx.Err() != nil {
+				e.interrupted()
 				e.skipAll(u, "not rebuilt: the run was interrupted before every partition was staged")
 				return
 			}
@@ -90,6 +104,16 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 	}
 }
 
+// failedDepOutside is failedDep for the dependencies of n outside unit u.
+func failedDepOutside(n *node, u *unit) string {
+	for _, d := range n.deps {
+		if d.unit != u && d.result.Status != Succeeded {
+			return fmt.Sprintf("upstream %s %s %s", d.result.Model, d.result.Partition, d.result.Status)
+		}
+	}
+	return ""
+}
+
 // skipAll settles every node of u not yet final as skipped.
 func (e *execution) skipAll(u *unit, why string) {
 	for _, n := range u.nodes {
@@ -97,4 +121,25 @@ func (e *execution) skipAll(u *unit, why string) {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 		}
 	}
+}
+
+// emptySelf makes m, a model reading its own past, read its own table as
+// empty: the table with no row (created from the declared columns when
+// missing, so that the query binds).
+func (e *execution) emptySelf(ctx context.Context, m *models.Model) error {
+	rel := e.r.Scope.Relation(m)
+	declared, err := declaredColumns(m, e.r.Adapter.Dialect())
+	if err != nil {
+		return err
+	}
+	if err := e.r.Adapter.CreateTable(ctx, rel, m, declared); err != nil {
+		return fmt.Errorf("creating %s from its declared columns: %w", rel, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.this == nil {
+		e.this = map[*models.Model]models.SQL{}
+	}
+	e.this[m] = models.SQL("(SELECT * FROM " + rel.Quote(e.r.Adapter.Dialect()) + " WHERE 1 = 0)")
+	return nil
 }

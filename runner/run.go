@@ -314,6 +314,16 @@ func (e *execution) stopped() bool {
 	return e.stopping
 }
 
+// interrupted records that a stop request left work of the run undone:
+// the run was interrupted, whatever else it finished.
+func (e *execution) interrupted() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.summary.Signalled {
+		e.summary.Interrupted = true
+	}
+}
+
 func (e *execution) stop(why string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -404,6 +414,10 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 		runnable = append(runnable, n)
 	}
 	for _, group := range runs(runnable) {
+		if group[0].step.Reason == ReasonRemove {
+			e.runGroup(ctx, group) // one deletion
+			continue
+		}
 		for len(group) > 0 {
 			size := min(len(group), e.batchSize(u.model))
 			e.runGroup(ctx, group[:size])

@@ -99,7 +99,7 @@ func (r *Runner) facts(ctx context.Context, sel Selection, summarize bool) (*Fac
 		return nil, err
 	}
 	if sums != nil {
-		fp := planFloors(r.Project, r.Scope, sel, sums, facts.Tables, facts.SchemaChanged)
+		fp := planFloors(r.Project, r.Scope, sel, sums, facts.Tables, facts.SchemaChanged, accepted(r.Project, r.Scope, facts.Versions))
 		if facts.Records, err = r.Adapter.(adapters.LedgerSummarizer).QueryPartitions(ctx, fp.query); err != nil {
 			return nil, err
 		}

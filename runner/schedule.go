@@ -86,7 +86,11 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 		}
 		var cur *unit
 		for _, n := range byModel[m] {
-			if cur == nil || len(cur.nodes) >= size || !adjacent(cur.nodes[len(cur.nodes)-1], n) && !p.Rebuild[m] {
+			removal := n.step.Reason == ReasonRemove
+			if cur == nil || len(cur.nodes) >= size && !removal || !adjacent(cur.nodes[len(cur.nodes)-1], n) && !p.Rebuild[m] ||
+				(cur.nodes[0].step.Reason == ReasonRemove) != removal {
+				// (Removals are units of their own, as long as they run:
+				// deleting nothing but rows, any size is batch-safe.)
 				cur = &unit{model: m, order: order}
 				order++
 				units = append(units, cur)

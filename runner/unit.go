@@ -44,6 +44,9 @@ func (e *execution) stagedCount(model, key string) (int64, bool) {
 func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (*stagedUnit, error) {
 	a := e.r.Adapter
 	m := group[0].step.Model
+	if group[0].step.Reason == ReasonRemove {
+		return e.remove(ctx, group, attempt, keep)
+	}
 	parts := make([]models.Partition, len(group))
 	for i, n := range group {
 		parts[i] = n.step.Partition
@@ -298,4 +301,47 @@ func sameRows(ctx context.Context, a adapters.Adapter, st *adapters.Stage, colum
 		got[i] = fmt.Sprint(adapters.Normalize(res.Rows[0][0]), " ", adapters.Normalize(res.Rows[0][1]))
 	}
 	return got[0] == got[1], nil
+}
+
+// remove deletes the rows of a unit of partitions outside their model's
+// start..end (ReasonRemove): it publishes an empty stage over their
+// windows, with records of them removed, as any swap. A table that does
+// not exist has no rows to delete: only the records are written.
+func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep bool) (*stagedUnit, error) {
+	a := e.r.Adapter
+	m := group[0].step.Model
+	parts := make([]models.Partition, len(group))
+	for i, n := range group {
+		parts[i] = n.step.Partition
+	}
+	started := e.r.now()
+	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]string, len(parts)), time.Time{})
+	for i := range records {
+		records[i].State = adapters.StateRemoved
+	}
+	target := e.r.Scope.Relation(m)
+	su := &stagedUnit{nodes: group, records: records, attempts: attempt}
+	cols, err := e.columns.get(ctx, a, target)
+	if err != nil {
+		return nil, err
+	}
+	if cols == nil {
+		return su, a.RecordPartitions(ctx, records)
+	}
+	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
+	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: target, Query: "SELECT * FROM " + target.Quote(a.Dialect()) + " WHERE 1 = 0",
+		Window: adapters.ModelWindow(m, parts), Tag: tag})
+	if err != nil {
+		return nil, err
+	}
+	su.stage = st
+	if keep {
+		return su, nil
+	}
+	st.Tag.Step = "publish"
+	err = a.Publish(ctx, []adapters.Swap{{Stage: st, Records: records}})
+	if derr := a.DropStage(context.WithoutCancel(ctx), st); derr != nil {
+		e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging table %s: %v", st.Relation, derr)})
+	}
+	return su, err
 }

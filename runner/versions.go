@@ -180,10 +180,12 @@ func (r *Runner) Accept(ctx context.Context, sel Selection, runID string, wait f
 		return nil, err
 	}
 	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
-	if err := r.Adapter.SaveVersions(ctx, versions); err != nil {
+	// The records first: a crash before the versions leaves no note
+	// claiming an acceptance (acceptedNotes counts the records).
+	if err := r.Adapter.RecordPartitions(ctx, records); err != nil {
 		return nil, err
 	}
-	if err := r.Adapter.RecordPartitions(ctx, records); err != nil {
+	if err := r.Adapter.SaveVersions(ctx, versions); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -196,20 +198,55 @@ func (r *Runner) Accept(ctx context.Context, sel Selection, runID string, wait f
 }
 
 // acceptedNotes returns the plan notes of selected models whose current
-// version was accepted for partitions an earlier version built.
-func acceptedNotes(selected []*models.Model, scope *models.Scope, versions []adapters.Version) []string {
-	byKey := map[string]adapters.Version{}
-	for _, v := range versions {
-		byKey[v.Model+" "+v.Fingerprint] = v
-	}
+// version was accepted for partitions an earlier version built, and whose
+// ledger still has such partitions: carrying the current version, built
+// before the acceptance (a full refresh, say, rebuilt the others). The
+// ledger's records of those models are read whole (accepted).
+func acceptedNotes(selected []*models.Model, scope *models.Scope, versions []adapters.Version, l *ledger) []string {
 	var notes []string
 	for _, m := range selected {
-		v, ok := byKey[m.Name+" "+m.Version(scope).Fingerprint]
-		if !ok || v.AcceptedFrom == "" {
+		v := acceptedVersion(m, scope, versions)
+		if v == nil {
+			continue
+		}
+		n := 0
+		if mr := l.byModel[m.Name]; mr != nil {
+			for _, r := range mr.byKey {
+				if r.State.Published() && r.Fingerprint == v.Fingerprint && r.StartedAt.Before(v.AcceptedAt) {
+					n++
+				}
+			}
+		}
+		if n == 0 {
 			continue
 		}
 		notes = append(notes, fmt.Sprintf("%s: forward-only since %s: %d partition(s) keep rows computed by version %s, accepted as the current version %s by refill accept",
-			m.Name, v.AcceptedAt.UTC().Format("2006-01-02 15:04"), v.Accepted, v.AcceptedFrom, v.Fingerprint))
+			m.Name, v.AcceptedAt.UTC().Format("2006-01-02 15:04"), n, v.AcceptedFrom, v.Fingerprint))
 	}
 	return notes
+}
+
+// acceptedVersion returns m's current version if refill accept made it
+// current, or nil.
+func acceptedVersion(m *models.Model, scope *models.Scope, versions []adapters.Version) *adapters.Version {
+	fp := m.Version(scope).Fingerprint
+	for i, v := range versions {
+		if v.Model == m.Name && v.Fingerprint == fp && v.AcceptedFrom != "" {
+			return &versions[i]
+		}
+	}
+	return nil
+}
+
+// accepted returns the names of the models of p whose current version
+// refill accept made current: planning reads their records whole, to say
+// how many partitions keep rows of the version it replaced.
+func accepted(p *models.Project, scope *models.Scope, versions []adapters.Version) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range p.Models {
+		if acceptedVersion(m, scope, versions) != nil {
+			out[m.Name] = true
+		}
+	}
+	return out
 }

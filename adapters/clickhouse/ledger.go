@@ -454,3 +454,39 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	}
 	return sqlkit.VersionsFromResult(res)
 }
+
+var _ adapters.Pruner = (*Adapter)(nil)
+
+// LedgerModels returns the models of which the ledger holds a record not
+// removed (the latest record of each partition, FINAL).
+func (a *Adapter) LedgerModels(ctx context.Context) ([]string, error) {
+	if ok, err := a.ledgerExists(ctx, sqlkit.PartitionsTable); err != nil || !ok {
+		return nil, err
+	}
+	res, err := a.readLedger(ctx, adapters.Tag{Step: "ledger"}, sqlkit.PartitionsTable,
+		sqlkit.LedgerModelsSQL(a.d, a.ledgerTable(sqlkit.PartitionsTable).Quote(a.d), " FINAL"))
+	if err != nil {
+		return nil, err
+	}
+	return sqlkit.Strings(res), nil
+}
+
+// DropTable drops a model's table: on a cluster ON CLUSTER, with the
+// shards' local tables under a sharded layout's Distributed table.
+func (a *Adapter) DropTable(ctx context.Context, table models.Relation) error {
+	tag := adapters.Tag{Step: "prune"}
+	table = a.resolve(table)
+	stmts := []string{"DROP TABLE IF EXISTS " + table.Quote(a.d) + a.onCluster()}
+	if a.cluster != nil && a.cluster.layout == LayoutSharded {
+		local := table
+		local.Name += LocalSuffix
+		stmts = append(stmts, "DROP TABLE IF EXISTS "+local.Quote(a.d)+a.onCluster())
+	}
+	for _, q := range stmts {
+		if err := a.exec(ctx, tag, q); err != nil {
+			return err
+		}
+	}
+	a.forget(table)
+	return nil
+}

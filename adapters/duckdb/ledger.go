@@ -254,3 +254,25 @@ func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) (
 	}
 	return sqlkit.ScanRecords(rows)
 }
+
+var _ adapters.Pruner = (*Adapter)(nil)
+
+// LedgerModels returns the models of which the ledger holds a record not
+// removed.
+func (a *Adapter) LedgerModels(ctx context.Context) ([]string, error) {
+	if ok, err := a.ledgerExists(ctx); err != nil || !ok {
+		return nil, err
+	}
+	res, err := a.Query(ctx, sqlkit.LedgerModelsSQL(a.d, a.ledgerTable(sqlkit.PartitionsTable), ""), adapters.Tag{Step: "ledger"})
+	if err != nil {
+		return nil, err
+	}
+	return sqlkit.Strings(res), nil
+}
+
+// DropTable drops table, if it exists.
+func (a *Adapter) DropTable(ctx context.Context, table models.Relation) error {
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	return a.run(ctx, "DROP TABLE IF EXISTS "+a.resolve(table).Quote(a.d))
+}

@@ -389,3 +389,33 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	}
 	return sqlkit.VersionsFromResult(res)
 }
+
+var _ adapters.Pruner = (*Adapter)(nil)
+
+// LedgerModels returns the models of which the ledger holds a record not
+// removed.
+func (a *Adapter) LedgerModels(ctx context.Context) ([]string, error) {
+	s, ok, err := a.ledgerSession(ctx, sqlkit.PartitionsTable)
+	if err != nil || !ok {
+		return nil, err
+	}
+	defer s.close()
+	res, err := s.query(sqlkit.LedgerModelsSQL(a.d, ledgerTable(a.d, a.cfg.LedgerSchema, sqlkit.PartitionsTable), ""))
+	if err != nil {
+		return nil, err
+	}
+	return sqlkit.Strings(res), nil
+}
+
+// DropTable drops table, if it exists.
+func (a *Adapter) DropTable(ctx context.Context, table models.Relation) error {
+	s, err := a.session(ctx, adapters.Tag{Step: "prune"}, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if table.Schema == "" {
+		table.Schema = a.cfg.Schema
+	}
+	return s.exec(DropSQL(a.d, "TABLE", table))
+}

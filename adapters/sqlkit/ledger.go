@@ -476,3 +476,19 @@ func ReplaceRecordsSQL(d models.Dialect, schema string, records []adapters.Recor
 	}
 	return stmts
 }
+
+// LedgerModelsSQL renders the query behind adapters.Pruner.LedgerModels
+// over table, the partitions table (final: its FINAL, or "").
+func LedgerModelsSQL(d models.Dialect, table, final string) string {
+	return fmt.Sprintf("SELECT DISTINCT %s FROM %s%s WHERE %s <> %s ORDER BY %s", d.QuoteIdent("model"), table, final,
+		d.QuoteIdent("state"), d.QuoteString(string(adapters.StateRemoved)), d.QuoteIdent("model"))
+}
+
+// Strings reads the first column of a result as strings.
+func Strings(res *adapters.Result) []string {
+	out := make([]string, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		out = append(out, fmt.Sprint(r[0]))
+	}
+	return out
+}

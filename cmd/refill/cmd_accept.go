@@ -23,6 +23,8 @@ fingerprint notices). The ledger records the new fingerprint for those
 partitions, so they are no longer stale; partitions built from now on use the
 new SQL; plan notes the acceptance. Partitions stale because an upstream
 partition was republished, or that failed, are not accepted: run them.
+Without --yes it shows the changes and asks on a terminal; elsewhere it needs
+--yes.
 
 refill plan --explain shows what changed before you accept it.
 
@@ -47,7 +49,16 @@ refill plan --explain shows what changed before you accept it.
 					return exitf(exitWarehouse, "reading model versions: %v", err)
 				}
 				printChanges(a.stdout, changes)
-				return usagef("accept rewrites the ledger: pass --yes to accept these changes")
+				if len(changes) == 0 {
+					fmt.Fprintln(a.stdout, "Nothing to accept: no partition in range was built by an earlier version of these models.")
+					return nil
+				}
+				if !isTerminal(a.stdin) || !isTerminal(a.stdout) {
+					return usagef("accept rewrites the ledger: pass --yes to accept these changes (it asks on a terminal)")
+				}
+				if !a.confirm("Accept these changes for the partitions already built?") {
+					return exitf(exitUsage, "cancelled")
+				}
 			}
 			id := runner.NewRunID(sel.Now)
 			acc, err := s.runner.Accept(a.ctx, sel, id, func(runner.Event) {})

@@ -33,7 +33,9 @@ would compute with the same flags, grouped by model, with the reason for each:
   partial    published before its window was complete (allow_partial)
   lookback   inside the model's late-data lookback window (scheduled runs)
   watermark  inside the lookback window, and the source's watermark moved
+  refresh    a whole table over a source, by its refresh: rule (scheduled runs)
   forced     --mode all
+  rebuild    --full-refresh, or on_schema_change: rebuild and its columns changed
 
 A partition that reads upstream partitions which are missing or failed, and
 which the run does not build, is blocked: listed, but not run (select +MODEL
@@ -45,6 +47,7 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 		Example: `  refill plan
   refill plan staging.orders+ --from 2024-01-01 --to 2024-01-31
   refill plan --partitions 2024-01-05,2024-01-06 --output json
+  refill plan marts.daily_revenue --full-refresh
   refill plan --target prod --offline`,
 		RunE: func(c *cobra.Command, args []string) error {
 			sel, err := f.selection(args)

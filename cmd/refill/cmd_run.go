@@ -32,9 +32,7 @@ type runFlags struct {
 	resume        string
 	publish       string
 	maxPartitions int
-	allowMissing  bool
 	allowBlocked  bool
-	fullRefresh   bool
 }
 
 // confirmAbove is how many partitions make run ask before starting, on a
@@ -92,9 +90,7 @@ a second aborts them (transactions roll back). Exit code 130.
 	fl.StringVar(&f.resume, "resume", "", "repeat the exact selection of run `RUN_ID`, skipping what it finished")
 	fl.StringVar(&f.publish, "publish", "partition", "partition: swap each partition when ready; together: swap all in one transaction at the end")
 	fl.IntVar(&f.maxPartitions, "max-partitions", 0, "refuse to run more than N partitions without --yes")
-	fl.BoolVar(&f.allowMissing, "allow-missing-upstream", false, "run partitions whose upstream partitions are missing, failed or incomplete, instead of blocking them")
 	fl.BoolVar(&f.allowBlocked, "allow-blocked", false, "exit 0 when nothing failed but selected partitions are blocked (default: exit 5)")
-	fl.BoolVar(&f.fullRefresh, "full-refresh", false, "rebuild the selected models' whole tables: every partition into a new table, swapped in at once")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json (a summary of the run)")
 	return c
 }
@@ -123,7 +119,6 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	defer s.close()
 	opts := runner.RunOptions{Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
 		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency, Redact: a.redact}
-	sel.AllowMissingUpstream, sel.FullRefresh = f.allowMissing, f.fullRefresh
 	if f.resume != "" {
 		if sel, err = s.resumeSelection(f.resume); err != nil {
 			return err
@@ -207,9 +202,11 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	case summary.Interrupted:
 		a.silent = true
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted")}
-	case summary.Failed > 0 || summary.LostLease != nil || summary.Unrecorded != nil:
+	case summary.Failed > 0 || summary.Skipped > 0 || summary.LostLease != nil || summary.Unrecorded != nil:
+		// (A skipped partition without a failure or an interrupt did not
+		// run for a reason the summary gives: not done, so not success.)
 		a.silent = true
-		return &exitError{code: exitFailed, err: errors.New("some partitions failed")}
+		return &exitError{code: exitFailed, err: errors.New("some partitions failed or were not run")}
 	case summary.Blocked > 0 && !f.allowBlocked:
 		a.silent = true
 		return &exitError{code: exitIncomplete, err: errors.New("some partitions are blocked")}

@@ -70,8 +70,12 @@ partitions.
 			if err != nil {
 				return exitf(exitWarehouse, "target %s: reading runs: %v", s.target.Name, err)
 			}
+			orphans, err := s.runner.Orphans(a.ctx)
+			if err != nil {
+				return exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
+			}
 			if html != "" {
-				if err := writeStatusHTML(html, a.statusHTML(s, st, facts, sel, runs)); err != nil {
+				if err := writeStatusHTML(html, a.statusHTML(s, st, facts, sel, runs, orphans)); err != nil {
 					return err
 				}
 				runs = runs[:min(len(runs), recentRuns)]
@@ -79,9 +83,11 @@ partitions.
 			if f.output == "json" {
 				out := statusJSON(st)
 				out["runs"] = runsJSON(runs)
+				out["removed_models"] = orphansJSON(orphans)
 				return writeJSON(a.stdout, out)
 			}
 			a.printStatus(a.stdout, s, st, sel.Now, list)
+			printOrphans(a.stdout, orphans)
 			a.printRuns(a.stdout, runs)
 			if html != "" {
 				fmt.Fprintf(a.stdout, "\nWrote %s\n", html)
@@ -190,11 +196,11 @@ const stripWidth = 60
 
 // statusStates are the states status counts, in the order it prints them.
 var statusStates = []runner.State{runner.StateDone, runner.StatePartial, runner.StateStale, runner.StateDrift,
-	runner.StateMissing, runner.StatePending, runner.StateFailed}
+	runner.StateMissing, runner.StatePending, runner.StateFailed, runner.StateOutside}
 
 // severity orders states for grouping: a group shows its worst.
 var severity = map[runner.State]int{runner.StateDone: 0, runner.StatePartial: 1, runner.StateMissing: 2, runner.StateStale: 3,
-	runner.StateDrift: 4, runner.StatePending: 5, runner.StateFailed: 6}
+	runner.StateOutside: 3, runner.StateDrift: 4, runner.StatePending: 5, runner.StateFailed: 6}
 
 var marks = map[runner.State]struct{ letter, color string }{
 	runner.StateDone:    {"d", "32"},
@@ -204,6 +210,7 @@ var marks = map[runner.State]struct{ letter, color string }{
 	runner.StateMissing: {"m", "90"},
 	runner.StatePending: {"?", "35"},
 	runner.StateFailed:  {"f", "31"},
+	runner.StateOutside: {"o", "35"},
 }
 
 // strip draws a model's partitions as at most stripWidth marks, and returns
@@ -327,4 +334,33 @@ func rangeLabel(ms runner.ModelStatus) string {
 		return label
 	}
 	return first.Key + " .. " + last.Key
+}
+
+type orphanJSON struct {
+	Model      string  `json:"model"`
+	Table      string  `json:"table"`
+	Partitions int     `json:"partitions"`
+	LastRun    string  `json:"last_run"`
+	FinishedAt *string `json:"finished_at"`
+}
+
+func orphansJSON(orphans []runner.Orphan) []orphanJSON {
+	out := []orphanJSON{}
+	for _, o := range orphans {
+		out = append(out, orphanJSON{Model: o.Name, Table: o.Table.String(), Partitions: o.Partitions, LastRun: o.LastRun, FinishedAt: timeJSON(o.LastFinished)})
+	}
+	return out
+}
+
+// printOrphans lists the ledger's models the project no longer has.
+func printOrphans(w io.Writer, orphans []runner.Orphan) {
+	if len(orphans) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nIn the ledger, no longer in the project (refill prune MODEL drops the table and records it removed):")
+	tw := newTable(w, "MODEL", "TABLE", "PARTITIONS", "LAST RUN", "FINISHED")
+	for _, o := range orphans {
+		tw.row(o.Name, o.Table.String(), fmt.Sprint(o.Partitions), o.LastRun, o.LastFinished.UTC().Format("2006-01-02 15:04"))
+	}
+	tw.flush()
 }

@@ -75,6 +75,11 @@ them still runs.`,
 			for _, n := range notes {
 				fmt.Fprintf(a.stdout, "note: %s\n", n)
 			}
+			if p != nil {
+				for _, w := range p.Warnings() {
+					fmt.Fprintf(a.stdout, "warning: %s\n", indentAfterFirst(w.Error()))
+				}
+			}
 			if err := errs.Err(); err != nil {
 				a.silent = true
 				fmt.Fprintln(a.stderr, indentAfterFirst(err.Error()))

@@ -26,7 +26,9 @@ type statusHTML struct {
 	// BlockedErr says why Blocked could not be worked out, if it could not.
 	BlockedErr error
 	Runs       []*adapters.Run // newest first
-	Redact     func(string) string
+	// Orphans are the ledger's models the project no longer has.
+	Orphans []runner.Orphan
+	Redact  func(string) string
 }
 
 // htmlRuns is how many runs the status page shows.
@@ -36,9 +38,9 @@ const htmlRuns = 20
 // which missing partitions a run would skip because what they read failed
 // or is missing (the blocked steps of a plan of missing partitions, made
 // from the same facts).
-func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run) statusHTML {
+func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run, orphans []runner.Orphan) statusHTML {
 	redacted := map[string]string{}
-	in := statusHTML{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs,
+	in := statusHTML{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs, Orphans: orphans,
 		Redact: func(text string) string {
 			r, ok := redacted[text]
 			if !ok {
@@ -76,11 +78,12 @@ var stateClasses = []struct{ class, label, meaning string }{
 	{"failed", "failed", "its last attempt failed"},
 	{"blocked", "blocked", "never built, and runs skip it: a partition it reads failed or is missing"},
 	{"missing", "missing", "never built"},
+	{"outside", "outside", "built, but outside the model's start..end now: the next run deletes its rows"},
 }
 
 // stateWords describes each class in a sentence's words.
 var stateWords = map[string]string{"done": "done", "empty": "done with 0 rows", "partial": "partial", "stale": "stale",
-	"drift": "drifted", "pending": "pending", "failed": "failed", "blocked": "blocked", "missing": "missing"}
+	"drift": "drifted", "pending": "pending", "failed": "failed", "blocked": "blocked", "missing": "missing", "outside": "outside its range"}
 
 // Limits on the per-model lists.
 const maxAttention = 10 // partitions listed per model
@@ -125,6 +128,12 @@ type pageView struct {
 	Models               []modelView
 	Legend               []legendItem
 	Notes                []string
+	Orphans              []orphanView
+}
+
+type orphanView struct {
+	Name, Table, LastRun, Finished string
+	Partitions                     int
 }
 
 // writeStatusHTML writes the status page to path, replacing it at once.
@@ -243,6 +252,10 @@ func buildStatusPage(in statusHTML) pageView {
 	for _, r := range in.Runs {
 		pv.Runs = append(pv.Runs, runViewOf(r, redact))
 	}
+	for _, o := range in.Orphans {
+		pv.Orphans = append(pv.Orphans, orphanView{Name: o.Name, Table: o.Table.String(), LastRun: o.LastRun,
+			Finished: o.LastFinished.UTC().Format("2006-01-02 15:04"), Partitions: o.Partitions})
+	}
 	return pv
 }
 
@@ -282,7 +295,7 @@ func attentionOf(ps runner.PartitionStatus, class, text string) attentionRow {
 // runClasses colors a run's status like the partition states it left.
 var runClasses = map[adapters.RunStatus]string{adapters.RunSucceeded: "done", adapters.RunFailed: "failed",
 	adapters.RunInterrupted: "pending", adapters.RunAbandoned: "drift", adapters.RunRunning: "partial", adapters.RunAccepted: "empty",
-	adapters.RunIncomplete: "blocked"}
+	adapters.RunIncomplete: "blocked", adapters.RunPruned: "empty"}
 
 func runViewOf(r *adapters.Run, redact func(string) string) runView {
 	v := runView{ID: r.ID, Status: string(r.Status), Class: runClasses[r.Status], Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),

@@ -36,6 +36,7 @@ pre.err{color:#8a1c1a}
 .done{background:#2e9e44}.empty{background:#a3d99b}.partial{background:#5ab4c5}.stale{background:#e6a800}
 .drift{background:#8e44ad}.pending{background:#3f5fd8}.failed{background:#d0312d}.missing{background:#dadada}
 .blocked{background:repeating-linear-gradient(135deg,#dadada 0 3px,#e0837f 3px 6px)}
+.outside{background:repeating-linear-gradient(45deg,#dadada 0 3px,#9a7fd1 3px 6px)}
 .cal{--w:14px;border-collapse:separate;border-spacing:2px;font-size:10px;margin:.3em 0}
 .cal.wide{--w:30px}
 .cal caption{text-align:left;font-size:12px}
@@ -90,6 +91,16 @@ td:target,.chip:target{outline:2px solid #111;outline-offset:1px}
 <tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{.Label}}</td><td>{{.Range}}</td>{{range .Counts}}<td class="num">{{if .}}{{.}}{{end}}</td>{{end}}</tr>
 {{- end}}
 </table>
+{{- if .Orphans}}
+<h3 id="orphans">In the ledger, no longer in the project</h3>
+<table class="grid">
+<tr><th>Model</th><th>Table</th><th>Partitions</th><th>Last run</th></tr>
+{{- range .Orphans}}
+<tr><td>{{.Name}}</td><td>{{.Table}}</td><td class="num">{{.Partitions}}</td><td>{{.LastRun}} ({{.Finished}})</td></tr>
+{{- end}}
+</table>
+<p class="note">Their tables and records stay until <code>refill prune MODEL</code> drops them.</p>
+{{- end}}
 
 <h2 id="runs">Recent runs</h2>
 {{- if .Runs}}

@@ -20,6 +20,8 @@ type selectionFlags struct {
 	now        string
 	output     string
 	offline    bool
+	// For plan and run, which plans what run would do with them.
+	fullRefresh, allowMissing bool
 
 	flags *pflag.FlagSet // the command's, to tell a flag given from its default
 }
@@ -36,6 +38,8 @@ func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
 	if withMode {
 		fl.StringVar(&f.mode, "mode", "", "which partitions in range: stale (default: missing, failed and stale), all, missing or failed")
 		fl.IntVar(&f.lookback, "lookback", 0, "rerun the last N complete partitions of each model (overrides lookback: in the models)")
+		fl.BoolVar(&f.allowMissing, "allow-missing-upstream", false, "run partitions whose upstream partitions are missing, failed or incomplete, instead of blocking them")
+		fl.BoolVar(&f.fullRefresh, "full-refresh", false, "rebuild the selected models' whole tables: every partition into a new table, swapped in at once")
 	}
 }
 
@@ -52,6 +56,7 @@ func (f *selectionFlags) selection(args []string) (runner.Selection, error) {
 	sel := runner.Selection{
 		Select: append(append([]string{}, args...), f.selects...), Exclude: f.excludes,
 		From: strings.TrimSpace(f.from), To: strings.TrimSpace(f.to), Partitions: f.partitions, Mode: mode, Now: now,
+		FullRefresh: f.fullRefresh, AllowMissingUpstream: f.allowMissing,
 	}
 	if f.flags != nil && f.flags.Changed("lookback") {
 		if f.lookback < 0 {
