@@ -91,7 +91,9 @@ func (a *assessor) fingerprint(m *models.Model) string {
 
 func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, error) {
 	rec := a.ledger.record(m.Name, p.Key)
-	if rec == nil {
+	if rec == nil || rec.State == adapters.StateRemoved {
+		// (A removed partition back in range, start: moved back, is
+		// built again.)
 		return assessment{state: StateMissing, reason: ReasonMissing}, nil
 	}
 	as := assessment{record: rec}

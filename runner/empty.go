@@ -21,7 +21,7 @@ func (e *execution) warnEmpty() {
 	defer e.mu.Unlock()
 	var warnings []string
 	for _, n := range e.nodes {
-		if n.result.Status != Succeeded || n.result.Rows != 0 {
+		if n.result.Status != Succeeded || n.result.Rows != 0 || n.step.Reason == ReasonRemove || n.result.Unchanged {
 			continue
 		}
 		m, p := n.step.Model, n.step.Partition

@@ -63,8 +63,10 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 				}
 			}
 		}
-		if m.Config.Self {
-			// Reads its own previous partition: published first.
+		if m.Config.Self && n.step.Reason != ReasonRemove {
+			// Reads its own previous partition: published first (a
+			// removal reads nothing; the first partition after removed
+			// ones waits for them).
 			ns := byModel[m]
 			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].step.Partition.Start.Before(n.step.Partition.Start) }); i > 0 &&
 				ns[i-1].step.Partition.End.Equal(n.step.Partition.Start) {

@@ -127,6 +127,19 @@ func TestFullRefreshKilledLeavesTheOldTable(t *testing.T) {
 			t.Fatalf("a killed full refresh changed the ledger: %s -> %s", before, after)
 		}
 	}
+	// Interrupted (SIGINT) halfway, it stops staging, leaves the old table
+	// and says so: exit 130, not success.
+	p := startRun(t, bin, "--project", dir, "run", "m", "--full-refresh", crashNow, "--var", "k=2", "--var", "work=2000000",
+		"--concurrency", "2", "--verbose")
+	waitFor(t, p.lines, `CREATE TABLE "refill_stages"."refill_stage"`, 5)
+	p.signal(syscall.SIGINT)
+	if code := p.wait(); code != exitInterrupted {
+		t.Errorf("an interrupted full refresh exits %d, want %d\n%s", code, exitInterrupted, lastLines(p.out.String(), 10))
+	}
+	check(1)
+	if after := ledger(); after != before {
+		t.Fatalf("an interrupted full refresh changed the ledger: %s -> %s", before, after)
+	}
 	r := mustRefill(t, dir, "run", "m", "--full-refresh", crashNow, "--var", "k=2")
 	if !strings.Contains(r.stdout, "79     rebuild: --full-refresh") {
 		t.Errorf("full refresh plan:\n%s", r.stdout)
@@ -138,4 +151,10 @@ func TestFullRefreshKilledLeavesTheOldTable(t *testing.T) {
 	if n := query(t, dir, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`); n != int64(0) {
 		t.Errorf("%v stages left", n)
 	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
