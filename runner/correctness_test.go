@@ -363,6 +363,17 @@ func TestHousekeeping(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`); n != 0 {
 		t.Errorf("%d stages left after the run", n)
 	}
+
+	// A run that went on with a node down leaves its stage there; a run
+	// with nothing to build still drops it (nothing later would).
+	left = adapters.StageName(models.Relation{Schema: "main", Name: "hourly"}, adapters.KindStage, "20240101T000001Z-0ff000", "x2")
+	e.query(fmt.Sprintf(`CREATE TABLE refill_stage."%s" AS SELECT 1 AS x`, left))
+	if s := e.run(runner.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-01", Now: apr2024}, runner.RunOptions{}); len(s.Partitions) != 0 {
+		t.Fatalf("the second run built %d partitions, want none", len(s.Partitions))
+	}
+	if n := e.count(`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`); n != 0 {
+		t.Errorf("%d stages left after a run with nothing to build", n)
+	}
 }
 
 // Hole 7: row_count within compares with the previous partition as this

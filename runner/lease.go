@@ -130,6 +130,29 @@ func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Ev
 	}
 }
 
+// dropDeadStages drops the staging tables of runs that hold no live
+// lease, for a run that has nothing to build (so takes no lease). Stages
+// that may hold unrecorded publications are left to the next run that
+// builds something: recording them pending would make a run that built
+// nothing change what status says.
+func (r *Runner) dropDeadStages(ctx context.Context, observe func(Event)) {
+	c, ok := r.Adapter.(adapters.StageCleaner)
+	if !ok {
+		return
+	}
+	live, _, err := r.liveRuns(ctx, "")
+	if err != nil {
+		observe(Event{Kind: EventWarning, Message: err.Error()})
+		return
+	}
+	if stages, err := r.unrecordedStages(ctx, live); err != nil || len(stages) > 0 {
+		return
+	}
+	if err := c.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
+		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})
+	}
+}
+
 // abandonedScan is how many recent runs housekeeping looks at.
 const abandonedScan = 100
 
