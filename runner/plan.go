@@ -572,7 +572,7 @@ func (pl *planner) propagateSelf(m *models.Model, have map[string]int) error {
 		return nil
 	}
 	for _, r := range mr.timed {
-		if _, ok := have[r.Partition]; !r.WindowStart.After(first.Start) || ok {
+		if _, ok := have[r.Partition]; !r.WindowStart.After(first.Start) || ok || r.State == adapters.StateRemoved || outside(m, r) {
 			continue
 		}
 		part, err := m.Partition(r.Partition)
@@ -726,8 +726,11 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		}
 		var reads []models.Partition
 		if g, ok := aligned(m, up); ok && g == up.Config.Grain {
-			// The one upstream partition holding this one.
-			reads = []models.Partition{up.PartitionAt(p.Start)}
+			// The one upstream partition holding this one, if up has it
+			// (its start: or end: may leave it out).
+			if q := up.PartitionAt(p.Start); !q.Start.Before(up.Config.Start) && (up.Config.End.IsZero() || q.Start.Before(up.Config.End)) {
+				reads = []models.Partition{q}
+			}
 		} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
 			// A whole-table or list model reads up through its horizon;
 			// partitions after it are not yet read, not missing. One
@@ -735,15 +738,26 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			// up to read yet.
 			first := up.PartitionAt(up.Config.Start)
 			through := pl.horizons[m].Add(-time.Nanosecond)
+			// Never built, up has no table to read yet.
+			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Floors[up.Name].IsZero()
 			switch {
-			case !complete:
+			case !complete && never:
 				return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
-			case through.Before(up.Config.Start):
+			case through.Before(up.Config.Start) && never:
 				return nil, &waitNote{up: up, upKey: first.Key, past: pl.horizons[m]}
+			case complete && !through.Before(up.Config.Start):
+				reads = up.Partitions(up.Config.Start, earliest(through, last))
 			}
-			reads = up.Partitions(up.Config.Start, earliest(through, last))
 		} else {
 			reads = models.ReadPartitions(m, p, up, time.Time{})
+		}
+		if len(reads) == 0 && up.Kind() == models.TimePartitioned && pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 &&
+			pl.facts.Floors[up.Name].IsZero() {
+			// Up has no partition p reads (its start: is later), and was
+			// never built: it has no table to read yet.
+			first := up.PartitionAt(up.Config.Start)
+			return &blockage{fmt.Sprintf("reads %s, which was never built: it has no table yet (its first partition is %s)", up.Name, first.Key),
+				fmt.Sprintf("reads %s, which has no table yet", up.Name), Blocker{up.Name, first.Key, ReasonMissing}}, nil
 		}
 		for _, q := range reads {
 			by := Blocker{up.Name, q.Key, ""}
@@ -976,12 +990,17 @@ func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledge
 	}
 	var out []models.Partition
 	seen := map[string]bool{}
-	add := func(key string) {
-		if seen[key] {
+	// Partitions removed, or outside the model's range (which removals
+	// plan), hold nothing that reads up.
+	add := func(r *adapters.Record) {
+		if seen[r.Partition] || r.State == adapters.StateRemoved {
 			return
 		}
-		seen[key] = true
-		if p, err := m.Partition(key); err == nil && (m.Kind() != models.TimePartitioned || !p.Start.Before(m.Config.Start)) {
+		seen[r.Partition] = true
+		if m.Kind() == models.TimePartitioned && outside(m, r) {
+			return
+		}
+		if p, err := m.Partition(r.Partition); err == nil {
 			out = append(out, p)
 		}
 	}
@@ -989,13 +1008,13 @@ func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledge
 		from, to, all := models.Dependents(m, up, u)
 		if all {
 			for _, r := range mr.sorted() {
-				add(r.Partition)
+				add(r)
 			}
 			break
 		}
 		i := sort.Search(len(mr.timed), func(i int) bool { return !mr.timed[i].WindowStart.Before(from) })
 		for ; i < len(mr.timed) && mr.timed[i].WindowStart.Before(to); i++ {
-			add(mr.timed[i].Partition)
+			add(mr.timed[i])
 		}
 	}
 	sortPartitions(m, out)

@@ -290,7 +290,12 @@ func (r *Runner) schemaChanges(ctx context.Context, selected []*models.Model) (m
 		}
 		cols, err := r.Adapter.Describe(ctx, query, adapters.Tag{Model: m.Name, Step: "describe"})
 		if err != nil {
-			return nil, fmt.Errorf("describing %s: %w", m.Name, err)
+			// It does not bind now (a table it reads is missing, rebuilt
+			// first by the run): its columns cannot be compared before the
+			// run, and a rebuild, which the model allows, is right
+			// whatever they are.
+			out[m.Name] = "its columns cannot be compared before the run (" + firstLine(err.Error()) + ")"
+			continue
 		}
 		declared, err := declaredColumns(m, r.Adapter.Dialect())
 		if err != nil {

@@ -64,7 +64,7 @@ func jaffleCheck(t *testing.T, dir, from, to string) {
 		t.Errorf("the plan over %s..%s still has %d steps and %d blocked:\n%s", from, to, len(pl.Steps), len(pl.Blocked), plan.stdout)
 	}
 	now, _ := time.Parse(time.RFC3339, strings.TrimPrefix(jaffleNow, "--now="))
-	for _, diff := range recompute(t, dir, p, now, through, held) {
+	for _, diff := range recompute(t, dir, p, now, through, held, nil) {
 		t.Error(diff)
 	}
 }
@@ -224,7 +224,7 @@ func jaffleCheckAt(t *testing.T, dir, now, to string) {
 	for _, r := range queryRows(t, dir, `SELECT model, partition_key FROM refill.partitions WHERE state = 'done'`) {
 		held[r[0].(string)+" "+r[1].(string)] = true
 	}
-	for _, diff := range recompute(t, dir, p, clock, end.AddDate(0, 0, 1), held) {
+	for _, diff := range recompute(t, dir, p, clock, end.AddDate(0, 0, 1), held, nil) {
 		t.Error(diff)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // table holds ("model key"); a whole-table or list model's partitions that
 // held names (all of them when held is nil) over those, as refill builds
 // them with its horizon at through.
-func recompute(t *testing.T, dir string, p *models.Project, now, through time.Time, held map[string]bool) []string {
+func recompute(t *testing.T, dir string, p *models.Project, now, through time.Time, held map[string]bool, version func(*models.Model, models.Partition) *models.Model) []string {
 	t.Helper()
 	db, err := sql.Open("duckdb", filepath.Join(dir, "warehouse.duckdb"))
 	if err != nil {
@@ -78,13 +78,22 @@ func recompute(t *testing.T, dir string, p *models.Project, now, through time.Ti
 				}
 				cols = append(cols, c.Name+" "+typ)
 			}
-			if len(cols) == 0 {
+			switch {
+			case len(cols) > 0:
+				exec(fmt.Sprintf(`CREATE TABLE oracle."%s" (%s)`, m.Name, strings.Join(cols, ", ")))
+			case tableExists(t, db, m):
+				// No partition, but a table (its partitions removed): empty.
+				exec(fmt.Sprintf(`CREATE TABLE oracle."%s" AS SELECT * FROM %s WHERE 1 = 0`, m.Name, mainTable(m)))
+			default:
 				continue // nothing to recompute, nor a table refill made
 			}
-			exec(fmt.Sprintf(`CREATE TABLE oracle."%s" (%s)`, m.Name, strings.Join(cols, ", ")))
 		}
 		for i, part := range parts {
-			q, err := m.Render(scope, part)
+			pm := m
+			if version != nil {
+				pm = version(m, part) // the version its rows came from (refill accept)
+			}
+			q, err := pm.Render(scope, part)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +111,7 @@ func recompute(t *testing.T, dir string, p *models.Project, now, through time.Ti
 			if db == "oracle" {
 				return `oracle."` + m.Name + `"`
 			}
-			return fmt.Sprintf(`%s."%s"`, schema, m.Relation.Name)
+			return mainTable(m)
 		}
 		rows := func(which string) []string {
 			var out []string
@@ -127,4 +136,22 @@ func recompute(t *testing.T, dir string, p *models.Project, now, through time.Ti
 		}
 	}
 	return diffs
+}
+
+// mainTable is m's table as refill names it on DuckDB (default schema main).
+func mainTable(m *models.Model) string {
+	schema := m.Relation.Schema
+	if schema == "" {
+		schema = "main"
+	}
+	return fmt.Sprintf(`%s."%s"`, schema, m.Relation.Name)
+}
+
+// tableExists reports whether refill made m's table.
+func tableExists(t *testing.T, db *sql.DB, m *models.Model) bool {
+	schema := m.Relation.Schema
+	if schema == "" {
+		schema = "main"
+	}
+	return dbRows(t, db, fmt.Sprintf(`SELECT count(*) FROM information_schema.tables WHERE table_schema = '%s' AND table_name = '%s'`, schema, m.Relation.Name))[0][0] == int64(1)
 }
