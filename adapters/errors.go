@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -73,4 +74,43 @@ func KnownTransience(err error) (transient, known bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// A StatementError is a warehouse's error about one statement that says
+// where in the statement it is: Offset is the byte offset in Statement
+// the warehouse points at. Adapters return it (wrapping the driver's
+// error, whose text it keeps) when they can tell the offset, so that the
+// runner can point at the line of the model file that the offset
+// renders.
+type StatementError struct {
+	Statement string
+	Offset    int
+	Err       error
+}
+
+func (e *StatementError) Error() string { return e.Err.Error() }
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// OffsetOf returns the byte offset of column col (1-based, in
+// characters) of line (1-based) of stmt, or -1 if stmt has no such line.
+func OffsetOf(stmt string, line, col int) int {
+	off := 0
+	for i := 1; i < line; i++ {
+		j := strings.IndexByte(stmt[off:], '\n')
+		if j < 0 {
+			return -1
+		}
+		off += j + 1
+	}
+	end := len(stmt)
+	if j := strings.IndexByte(stmt[off:], '\n'); j >= 0 {
+		end = off + j
+	}
+	for i := range stmt[off:end] {
+		if col <= 1 {
+			return off + i
+		}
+		col--
+	}
+	return end
 }

@@ -127,16 +127,24 @@ func sourceLine(text string, n int) string {
 
 // suggest returns ` (did you mean "x"?)` when one of known is close to s.
 func suggest(s string, known []string) string {
+	best := Closest(s, known)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// Closest returns the one of known nearest to s by edit distance, if it
+// is near enough to be what s meant (fewer edits than half its length,
+// plus two), else "".
+func Closest(s string, known []string) string {
 	best, bestDist := "", len(s)/2+2
 	for _, k := range known {
 		if d := editDistance(s, k); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 func editDistance(a, b string) int {

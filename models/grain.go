@@ -136,6 +136,15 @@ func ParsePeriod(s string, loc *time.Location) (Period, error) {
 	bad := func(why string) (Period, error) {
 		return Period{}, fmt.Errorf("invalid date or partition key %q: %s", s, why)
 	}
+	// A text of a layout's length that does not parse is in another
+	// form (2024/03/01, 01/15/2024): say which forms are taken, not
+	// where Go's layout stopped matching.
+	unparsed := func(err error) (Period, error) {
+		if msg := cleanTimeError(err); strings.HasSuffix(msg, "out of range") {
+			return bad(msg)
+		}
+		return bad(periodForms)
+	}
 	if strings.Contains(s, "-W") {
 		ys, ws, _ := strings.Cut(s, "-W")
 		y, err1 := strconv.Atoi(ys)
@@ -161,12 +170,12 @@ func ParsePeriod(s string, loc *time.Location) (Period, error) {
 		}
 		t, err := time.ParseInLocation(l.layout, s, loc)
 		if err != nil {
-			return bad(cleanTimeError(err))
+			return unparsed(err)
 		}
 		if l.grain == Hour {
 			t, err = time.ParseInLocation(l.layout, s, time.UTC) // hour keys are UTC
 			if err != nil {
-				return bad(cleanTimeError(err))
+				return unparsed(err)
 			}
 		}
 		return Period{Start: t, End: l.grain.Add(t, 1), Grain: l.grain}, nil
@@ -176,8 +185,12 @@ func ParsePeriod(s string, loc *time.Location) (Period, error) {
 			return Period{Start: t, End: t}, nil
 		}
 	}
-	return bad("want YYYY, YYYY-MM, YYYY-Www, YYYY-MM-DD, YYYY-MM-DDTHH or an RFC 3339 time")
+	return bad(periodForms)
 }
+
+// periodForms says in words what ParsePeriod takes.
+const periodForms = "want a year (2024), a month (2024-03), an ISO week (2024-W09), a day (2024-03-01), " +
+	"an hour (2024-03-01T13, UTC) or a time (2024-03-01T13:30:00Z, or 2024-03-01 13:30:00)"
 
 func isoWeekStart(year, week int, loc *time.Location) time.Time {
 	jan4 := time.Date(year, 1, 4, 0, 0, 0, 0, loc)

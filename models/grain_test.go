@@ -1,6 +1,7 @@
 package models
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,30 @@ func TestModelPartitions(t *testing.T) {
 	}
 	if _, ok := m.LastComplete(date("2024-01-20")); ok {
 		t.Error("a partition is complete before the first one ends")
+	}
+}
+
+// TestDateErrorsSayTheForms: a date in another form is answered with the
+// forms taken, in words with examples, and the text received; never Go's
+// layout.
+func TestDateErrorsSayTheForms(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"2024/03/01":    `invalid date or partition key "2024/03/01": want a year (2024), a month (2024-03), an ISO week (2024-W09), a day (2024-03-01)`,
+		"01/15/2024":    `"01/15/2024": want a year (2024)`,
+		"2024-03-01T1x": `"2024-03-01T1x": want a year`,
+		"yesterday":     `"yesterday": want a year`,
+		"2024-13-01":    `"2024-13-01": month out of range`,
+		"2024-02-30":    `"2024-02-30": day out of range`,
+	} {
+		_, err := ParsePeriod(in, time.UTC)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "2006") || strings.Contains(err.Error(), `as "`) {
+			t.Errorf("ParsePeriod(%q) = %v, want %q", in, err, want)
+		}
+	}
+	for _, in := range []string{"2x", "-1d", "1.5d", "soon"} {
+		if _, err := ParseDuration(in); err == nil || !strings.Contains(err.Error(), `"`+in+`": want a whole number of days (1d)`) {
+			t.Errorf("ParseDuration(%q) = %v", in, err)
+		}
 	}
 }

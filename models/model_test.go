@@ -362,3 +362,43 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("%d warnings, want 2 (none for fine and covered):\n%s", len(got), all)
 	}
 }
+
+// TestLocate: a byte of the rendered statement maps to the file's line
+// and column that rendered it: the character itself in literal SQL, the
+// expression in what an expression rendered, whatever the expressions
+// before it rendered.
+func TestLocate(t *testing.T) {
+	t.Parallel()
+	text := "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\nSELECT {{ start }} AS d,\n  {{ ref(\"up\") }}.x AS x\nFROM {{ ref(\"up\") }}\nWHERE bad"
+	p := mustLoad(t, map[string]string{"models/m.sql": text, "models/up.sql": "SELECT 1 AS x"})
+	m := mustModel(t, p, "m")
+	s := &Scope{Dialect: ansi{}, Schema: "main", Vars: p.Vars}
+	part, _ := m.Partition("2024-01-02")
+	sql, err := m.Render(s, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("boom")
+	for _, c := range []struct {
+		at        string // the rendered text the offset is at
+		line, col int
+	}{
+		{"SELECT", 6, 1},
+		{"DATE '2024-01-02'", 6, 11}, // the expression: start
+		{"'2024-01-02' AS", 6, 11},
+		{"AS d", 6, 20},
+		{`"main"."up".x`, 7, 6},
+		{".x AS x", 7, 18},
+		{"bad", 9, 7},
+	} {
+		off := strings.Index(sql, c.at)
+		err := m.Locate(s, []Partition{part}, off, cause)
+		var we *WarehouseError
+		if !errors.As(err, &we) || we.At.Line != c.line || we.At.Col != c.col || !errors.Is(err, cause) {
+			t.Errorf("offset of %q in\n%s\nis %v, want line %d col %d", c.at, sql, err, c.line, c.col)
+		}
+	}
+	if err := m.Locate(s, []Partition{part}, -1, cause); err != cause {
+		t.Errorf("an offset of -1 is %v, want the error as it was", err)
+	}
+}

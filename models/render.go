@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -183,6 +184,60 @@ func (m *Model) Render(s *Scope, parts ...Partition) (string, error) {
 	sql, err := m.SQL.render(s.Dialect, s, env)
 	return trimStatement(sql), err
 }
+
+// A WarehouseError is an error a warehouse raised running a model's
+// statement, placed at the line of the model's file that rendered the
+// part it points at. It is not a model Error (the project loaded; the
+// warehouse refused what it rendered): it unwraps to the warehouse's.
+type WarehouseError struct {
+	At  Error // where, and the warehouse's message
+	Err error
+}
+
+func (e *WarehouseError) Error() string { return e.At.Error() }
+func (e *WarehouseError) Unwrap() error { return e.Err }
+
+// Locate returns the error err, which the warehouse raised about byte
+// offset off of the statement m.Render(s, parts...) returned, as a
+// *WarehouseError at the line and column of m's file that rendered that
+// byte, quoting the line. It returns err when the offset cannot be
+// placed.
+func (m *Model) Locate(s *Scope, parts []Partition, off int, err error) error {
+	env, eerr := m.env(s, parts)
+	if eerr != nil || off < 0 {
+		return err
+	}
+	line, col, ok := m.SQL.positionOf(s.Dialect, s, env, off)
+	if !ok || line < 1 {
+		return err
+	}
+	return &WarehouseError{At: Error{File: m.SQL.file, Line: line, Col: col, Msg: warehouseMessage(err), Source: sourceLine(m.SQL.text, line)}, Err: err}
+}
+
+// warehouseMessage is err's message without the lines a warehouse adds
+// to point into its statement (DuckDB's "LINE 4: ..." and its caret),
+// which Locate replaces with the model file's line.
+func warehouseMessage(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "\nLINE "); i >= 0 {
+		rest := msg[i+1:]
+		// The quoted line and the caret under it.
+		for k := 0; k < 2; k++ {
+			j := strings.IndexByte(rest, '\n')
+			if j < 0 {
+				rest = ""
+				break
+			}
+			rest = rest[j+1:]
+		}
+		msg = strings.TrimRight(msg[:i], "\n") + strings.TrimRight("\n"+rest, "\n")
+	}
+	// ClickHouse's "(line 10, col 1)" counts in the statement too.
+	msg = statementLineRE.ReplaceAllString(msg, "")
+	return strings.TrimSpace(msg)
+}
+
+var statementLineRE = regexp.MustCompile(` \(line \d+, col \d+\)`)
 
 // trimStatement drops trailing blanks and semicolons, so adapters can wrap
 // the statement in their own.

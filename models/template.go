@@ -45,9 +45,9 @@ type part struct {
 	text string // literal SQL, when prog is nil
 	expr string
 	prog *vm.Program
-	// position of the expression's first character in the file; block is
-	// set when the template came from a YAML block scalar, whose columns
-	// are not tracked.
+	// position of the text's or the expression's first character in the
+	// file; block is set when the template came from a YAML block scalar,
+	// whose columns are not tracked.
 	line, col int
 	block     bool
 	// varies is set when the expression reads a partition-dependent name;
@@ -84,11 +84,12 @@ func parseTemplateAt(fileName, fileText, src string, line, col int, style yaml.S
 	rest, off := src, 0
 	for {
 		i := strings.Index(rest, "{{")
+		tl, tc := posAt(off)
 		if i < 0 {
-			t.parts = append(t.parts, part{text: rest})
+			t.parts = append(t.parts, part{text: rest, line: tl, col: tc, block: block})
 			return t, nil
 		}
-		t.parts = append(t.parts, part{text: rest[:i]})
+		t.parts = append(t.parts, part{text: rest[:i], line: tl, col: tc, block: block})
 		j := closing(rest[i+2:])
 		l, c := posAt(off + i)
 		if j < 0 {
@@ -303,6 +304,45 @@ func (t *Template) render(d Dialect, key *Scope, env *renderEnv) (string, error)
 		}
 	}
 	return b.String(), nil
+}
+
+// position returns the file's line and column of byte offset off of
+// the text t renders for env: in a literal, the character itself; in
+// what an expression rendered, the expression. It renders again, so that
+// render itself keeps no map.
+func (t *Template) positionOf(d Dialect, key *Scope, env *renderEnv, off int) (line, col int, ok bool) {
+	out := 0
+	for i := range t.parts {
+		p := &t.parts[i]
+		text := p.text
+		if p.prog != nil {
+			s, err := t.eval(d, p, env)
+			if err != nil {
+				return 0, 0, false
+			}
+			text = s
+		}
+		if off >= out+len(text) && i < len(t.parts)-1 {
+			out += len(text)
+			continue
+		}
+		if p.prog != nil {
+			return p.line, p.col, true
+		}
+		line, col = p.line, p.col
+		for _, r := range text[:min(off-out, len(text))] {
+			if r == '\n' {
+				line, col = line+1, 1
+			} else if col > 0 {
+				col++
+			}
+		}
+		if p.block {
+			col = 0
+		}
+		return line, col, true
+	}
+	return 0, 0, false
 }
 
 func (t *Template) eval(d Dialect, p *part, env *renderEnv) (string, error) {

@@ -213,16 +213,19 @@ func ParseDuration(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("invalid duration %q", s)
+			return 0, fmt.Errorf("invalid duration %q: %s", s, durationForms)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("invalid duration %q (want e.g. 30m, 2h or 1d)", s)
+		return 0, fmt.Errorf("invalid duration %q: %s", s, durationForms)
 	}
 	return v, nil
 }
+
+// durationForms says in words what ParseDuration takes.
+const durationForms = "want a whole number of days (1d), or hours, minutes and seconds (2h, 90m, 1h30m)"
 
 // value decodes any YAML value into plain Go values: string, int, float64,
 // bool, nil, []any and map[string]any.

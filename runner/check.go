@@ -226,6 +226,9 @@ func renderChecks(p *models.Project, selected []*models.Model, from string, dial
 func samplePartition(m *models.Model, from string) (models.Partition, error) {
 	switch m.Kind() {
 	case models.TimePartitioned:
+		if from == "" {
+			return m.PartitionAt(m.Config.Start), nil
+		}
 		per, err := models.ParsePeriod(from, m.Config.Location)
 		if err != nil {
 			return models.Partition{}, fmt.Errorf("--from: %w", err)
@@ -239,6 +242,35 @@ func samplePartition(m *models.Model, from string) (models.Partition, error) {
 		return m.Partitions(time.Time{}, time.Time{})[0], nil
 	}
 	return models.Partition{Key: models.WholeTableKey}, nil
+}
+
+// ParseModels renders every model of p for its first partition in scope
+// (its dialect, schema and target) and parses the statement with parse,
+// a parser of that dialect that needs no connection. It returns what
+// does not parse: each error is at the line of the model's file that the
+// parser points at (a *models.WarehouseError) when it says where, else
+// a *models.Error naming the file.
+func ParseModels(ctx context.Context, p *models.Project, scope *models.Scope, parse func(ctx context.Context, sql string) error) []error {
+	var errs []error
+	for _, m := range p.Models {
+		part, err := samplePartition(m, "")
+		if err != nil {
+			continue
+		}
+		parts := []models.Partition{part}
+		sql, err := m.Render(scope, parts...)
+		if err != nil {
+			continue // a template error, which validate reports
+		}
+		if err := parse(ctx, sql); err != nil {
+			if located := locate(m, scope, parts, sql, err); located != err {
+				errs = append(errs, located)
+			} else {
+				errs = append(errs, &models.Error{File: m.Path, Msg: err.Error()})
+			}
+		}
+	}
+	return errs
 }
 
 // sampleRunChecks runs the selected models and their upstreams for the

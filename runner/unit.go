@@ -41,7 +41,7 @@ func (e *execution) stagedCount(model, key string) (int64, bool) {
 
 // execute renders, stages, verifies and audits one unit and, unless keep,
 // publishes it. With keep the stage is left for a later publication.
-func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (*stagedUnit, error) {
+func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (_ *stagedUnit, err error) {
 	a := e.r.Adapter
 	m := group[0].step.Model
 	if group[0].step.Reason == ReasonRemove {
@@ -61,6 +61,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = locate(m, scope, parts, sql, err) }()
 	// The fingerprint is of the model under the real table names, so
 	// that publishing together does not make partitions stale.
 	fp := m.Version(e.r.Scope).Fingerprint
@@ -344,4 +345,19 @@ func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep
 		e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging table %s: %v", st.Relation, derr)})
 	}
 	return su, err
+}
+
+// locate points err, if the warehouse said where in a statement holding
+// sql (m rendered for parts in scope) it failed, at the line of m's file
+// that rendered that place.
+func locate(m *models.Model, scope *models.Scope, parts []models.Partition, sql string, err error) error {
+	var se *adapters.StatementError
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	i := strings.Index(se.Statement, sql)
+	if i < 0 || se.Offset < i || se.Offset > i+len(sql) {
+		return err
+	}
+	return m.Locate(scope, parts, se.Offset-i, err)
 }

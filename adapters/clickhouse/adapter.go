@@ -443,7 +443,7 @@ func (a *Adapter) exec(ctx context.Context, tag adapters.Tag, stmt string) error
 	a.log(stmt)
 	return a.withConn(ctx, func(c *sql.Conn) error {
 		_, err := c.ExecContext(a.statementContext(ctx, tag, true), stmt)
-		return err
+		return located(stmt, err)
 	})
 }
 
@@ -464,7 +464,7 @@ func (a *Adapter) query(ctx context.Context, tag adapters.Tag, q string) (*adapt
 	err := a.withConn(ctx, func(c *sql.Conn) error {
 		rows, err := c.QueryContext(a.statementContext(ctx, tag, false), q)
 		if err != nil {
-			return err
+			return located(q, err)
 		}
 		res, err = sqlkit.ScanRowsFunc(rows, normalize)
 		return err

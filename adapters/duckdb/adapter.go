@@ -236,7 +236,7 @@ func (a *Adapter) exec(ctx context.Context, stmts ...string) error {
 		a.log(s)
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			tx.Rollback()
-			return err
+			return located(s, err)
 		}
 	}
 	return tx.Commit()
@@ -283,7 +283,7 @@ func (a *Adapter) log(sql string) {
 func (a *Adapter) run(ctx context.Context, sql string) error {
 	a.log(sql)
 	_, err := a.db.ExecContext(ctx, sql)
-	return err
+	return located(sql, err)
 }
 
 // EngineVersion returns the version of the DuckDB library this binary

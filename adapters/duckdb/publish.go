@@ -143,7 +143,7 @@ func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, p
 		if strings.Contains(err.Error(), outsideMarker) {
 			return fmt.Errorf("%w: %v", adapters.ErrOutsideWindow, err)
 		}
-		return err
+		return located(insert, err)
 	}
 	var groups []adapters.RowGroup
 	if partitions == 1 {

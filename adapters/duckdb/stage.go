@@ -33,7 +33,7 @@ func (a *Adapter) Query(ctx context.Context, query string, _ adapters.Tag) (*ada
 	a.log(query)
 	rows, err := a.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, located(query, err)
 	}
 	return sqlkit.ScanRows(rows)
 }

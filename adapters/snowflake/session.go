@@ -74,7 +74,7 @@ func (s *session) exec(query string) error {
 	if err != nil && deadSession(err) {
 		s.dead = true
 	}
-	return err
+	return located(query, err)
 }
 
 // query runs one statement and reads its rows.
@@ -85,7 +85,7 @@ func (s *session) query(query string) (*adapters.Result, error) {
 		if deadSession(err) {
 			s.dead = true
 		}
-		return nil, err
+		return nil, located(query, err)
 	}
 	return scanRows(rows)
 }

@@ -179,7 +179,7 @@ func (s *session) columnsOf(q string) ([]Column, error) {
 		if deadSession(err) {
 			s.dead = true
 		}
-		return nil, err
+		return nil, located(q, err)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()

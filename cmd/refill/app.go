@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/refill/refill/adapters"
@@ -164,7 +165,7 @@ The project is the folder holding refill.yml (see --project).`,
   refill run marts.daily_revenue+ --from 2024-01 --yes
   refill status --output json`,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	// --version prints versionText, computed only when asked. (Not cobra's
 	// version template: its template functions are global, and Do runs
 	// concurrently in tests.)
@@ -201,6 +202,27 @@ The project is the folder holding refill.yml (see --project).`,
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
+}
+
+// flagError is a usage error for a flag cobra could not parse; an
+// unknown flag gets the nearest one the command has.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	name, unknown := strings.CutPrefix(msg, "unknown flag: --")
+	if !unknown {
+		return usageError{err}
+	}
+	var known []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			known = append(known, f.Name)
+		}
+	})
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+	if best := models.Closest(name, known); best != "" {
+		return usagef("%s: did you mean --%s?", msg, best)
+	}
+	return usageError{err}
 }
 
 // loadProject finds and loads the project.

@@ -28,6 +28,10 @@ func TestReflowedModelIsNotStale(t *testing.T) {
 			t.Errorf("plan --explain lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// Unified order: a changed line's old text before its new.
+	if del, ins := strings.Index(r.stdout, "-       sum(CASE WHEN status = 'returned'"), strings.Index(r.stdout, "+       sum(CASE WHEN status = 'refunded'"); del > ins {
+		t.Errorf("the diff prints the new line before the old:\n%s", r.stdout)
+	}
 	// The reflow itself is not part of the diff's meaning, but the text
 	// shown is the model as written.
 	if !strings.Contains(r.stdout, "+-- one row per day") && !strings.Contains(r.stdout, " -- one row per day") {

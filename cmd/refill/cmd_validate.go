@@ -17,9 +17,10 @@ func (a *app) validateCommand() *cobra.Command {
 		Use:   "validate",
 		Short: "Parse and check every model and the project config; list all errors",
 		Long: `Validate loads refill.yml and every model, checks config keys, templates,
-ref() and var() names, and the dependency graph, and prints every problem with
-its file:line:col. It exits 2 if there is any, 0 otherwise. It never connects
-to a warehouse. Environment variables are required for the selected target
+ref() and var() names, and the dependency graph, parses every model's SQL
+(rendered for its first partition) with DuckDB's parser when a target uses
+DuckDB, and prints every problem with its file:line:col. It exits 2 if there is
+any, 0 otherwise. It never connects to a warehouse. Environment variables are required for the selected target
 only (--target, or the project's target:): another target whose variables are
 unset is noted as not configured, and every check that does not depend on
 them still runs.`,
@@ -63,6 +64,7 @@ them still runs.`,
 						}
 					}
 				}
+				errs = append(errs, a.parseModels(p, selected)...)
 				if _, err := p.Target(a.target); err != nil {
 					var tl models.ErrorList
 					if errors.As(err, &tl) {
@@ -90,6 +92,44 @@ them still runs.`,
 			return nil
 		},
 	}
+}
+
+// parseModels parses every model of p rendered for its first partition
+// with the offline parser of a target's dialect: the selected target's,
+// else the first that has one (DuckDB's; ClickHouse and Snowflake have
+// none that works without a connection).
+func (a *app) parseModels(p *models.Project, selected string) models.ErrorList {
+	names := append([]string{selected}, p.TargetNames()...)
+	for _, name := range names {
+		t := p.Targets[name]
+		if t == nil {
+			continue
+		}
+		kind, err := checkTarget(t)
+		if err != nil || kind.parser == nil {
+			continue
+		}
+		parser, err := kind.parser()
+		if err != nil {
+			return models.ErrorList{{File: models.ProjectFile, Msg: fmt.Sprintf("opening the parser of target %s: %v", name, err)}}
+		}
+		defer parser.Close()
+		d, schema := kind.dialect(t)
+		var out models.ErrorList
+		for _, err := range runner.ParseModels(a.ctx, p, &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, parser.Parse) {
+			var we *models.WarehouseError
+			var me *models.Error
+			switch {
+			case errors.As(err, &we):
+				at := we.At
+				out = append(out, &at)
+			case errors.As(err, &me):
+				out = append(out, me)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 func isAre(n int) string {

@@ -88,6 +88,23 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
+// TestUnknownFlag: a misspelt flag suggests the flag meant, the
+// command's own or a global one.
+func TestUnknownFlag(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"run --form 2024-01":     "unknown flag: --form: did you mean --from?",
+		"plan --partitons x":     "unknown flag: --partitons: did you mean --partitions?",
+		"status --projcet x":     "unknown flag: --projcet: did you mean --project?",
+		"validate --zzzzzzzzzzz": "unknown flag: --zzzzzzzzzzz\n",
+	} {
+		r := refill(t, t.TempDir(), strings.Fields(args)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("refill %s: exit %d\n%s\nwant %q", args, r.code, r.stderr, want)
+		}
+	}
+}
+
 // TestHelpListsCommands: every command the README documents is in --help,
 // man included.
 func TestHelpListsCommands(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/refill/refill/runner"
 )
 
 // Hole 11: every command the README's quickstart shows works as written,
@@ -137,6 +139,29 @@ func TestReadmeWalkthrough(t *testing.T) {
 	for _, want := range []string{"loaded raw.users", "events_by_kind", "revenue_by_country", " 0 failed"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the walkthrough's output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestReadmeListsEveryMode: every --mode the planner takes is in the
+// README's table of modes, and the table names no other.
+func TestReadmeListsEveryMode(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(b), "| mode | takes |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	for _, line := range strings.Split(table, "\n")[2:] {
+		mode, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+		if _, err := runner.ParseMode(mode); err != nil {
+			t.Errorf("the README lists --mode %q: %v", mode, err)
+		}
+	}
+	for _, mode := range []string{"stale", "all", "missing", "failed"} {
+		if !strings.Contains(table, "| `"+mode+"`") {
+			t.Errorf("the README's table of modes lacks %s", mode)
 		}
 	}
 }

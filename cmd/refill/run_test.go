@@ -137,7 +137,7 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}`)
 	if r.code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "staging.orders 2024-01-10: Conversion Error") {
+	if !strings.Contains(r.stdout, "staging.orders 2024-01-10: models/staging/orders.sql:6:55: Conversion Error") {
 		t.Errorf("the warehouse's error is not on screen:\n%s", r.stdout)
 	}
 	ledger := queryRows(t, dir, `SELECT partition_key, state, error FROM refill.partitions WHERE model = 'staging.orders' ORDER BY partition_key`)

@@ -41,6 +41,15 @@ type adapterKind struct {
 	open    func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error)
 	// check, when set, refuses settings that cannot work with project p.
 	check func(t *models.Target, p *models.Project, schemas models.TargetSchemas) error
+	// parser, when set, opens a parser of the dialect that needs no
+	// connection, for validate.
+	parser func() (sqlParser, error)
+}
+
+// sqlParser parses one dialect's statements offline.
+type sqlParser interface {
+	Parse(ctx context.Context, sql string) error
+	Close() error
 }
 
 // adapterNames are the adapters kindOf knows, in the order in which a
@@ -83,6 +92,7 @@ func kindOf(name string) (adapterKind, bool) {
 				a.configureAdapter(&cfg)
 				return duckdb.Open(a.ctx, cfg)
 			},
+			parser: func() (sqlParser, error) { return duckdb.NewParser() },
 			check: func(t *models.Target, p *models.Project, s models.TargetSchemas) error {
 				// DuckDB names the database after its file: a schema of the
 				// same name makes every two-part name ambiguous.
