@@ -29,6 +29,9 @@ type Project struct {
 	OnSchemaChange SchemaPolicy
 	Models         []*Model // sorted by name
 	Graph          *Graph
+	// Broken are the models left out because their files have errors, or
+	// they read such a model (see Load), sorted by name.
+	Broken []*BrokenModel
 
 	byName  map[string]*Model
 	byTable map[string][]*Model // by table name, for short ref() names
@@ -197,7 +200,15 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 	if p.OnSchemaChange == "" {
 		p.OnSchemaChange = SchemaFail
 	}
-	errs.add(p.loadModels(fsys, x))
+	projectErrs := len(errs)
+	err = p.loadModels(fsys, x)
+	errs.add(err)
+	var list ErrorList
+	if projectErrs == 0 && p.Graph != nil && errors.As(err, &list) && len(p.Broken) > 0 {
+		// Only models are broken: the project loads without them, and
+		// the error lists theirs.
+		return p, errs.Err()
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -374,6 +385,16 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 		errs.add(&Error{File: ProjectFile, Msg: fmt.Sprintf("models folder %q not found", p.ModelsDir)})
 		return errs.Err()
 	}
+	// A model file's own errors break that model only (Project.Broken);
+	// errors of the project's (refill.yml, duplicate names, seeds, the
+	// graph) fail the load.
+	var modelErrs ErrorList
+	breakModel := func(name, file string, err error) {
+		var list ErrorList
+		list.add(err)
+		modelErrs = append(modelErrs, list...)
+		p.Broken = append(p.Broken, &BrokenModel{Name: name, Path: file, Errs: list})
+	}
 	err := fs.WalkDir(fsys, p.ModelsDir, func(file string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -393,7 +414,7 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 		}
 		m, err := parseModel(modelName(rel), file, string(raw), x)
 		if err != nil {
-			errs.add(err)
+			breakModel(modelName(rel), file, err)
 			if m != nil { // keep its name, so refs to it do not fail too
 				p.byName[m.Name] = m
 				p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
@@ -412,17 +433,96 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 	errs.add(duplicateNames(p.Models))
 	errs.add(p.listSeeds(fsys))
 	for _, m := range p.Models {
-		errs.add(p.link(m))
+		if err := p.link(m); err != nil {
+			m.broken = true
+			breakModel(m.Name, m.Path, err)
+		}
 		if m.Config.OnSchemaChange == "" {
 			m.Config.OnSchemaChange = p.OnSchemaChange
 		}
 	}
+	p.breakReaders()
 	if len(errs) == 0 {
 		g, err := newGraph(p.Models)
 		errs.add(err)
 		p.Graph = g
 	}
-	return errs.Err()
+	if len(errs) > 0 {
+		return append(errs, modelErrs...).Err()
+	}
+	sort.Slice(p.Broken, func(i, j int) bool { return p.Broken[i].Name < p.Broken[j].Name })
+	return modelErrs.Err()
+}
+
+// A BrokenModel is a model whose file has errors, or that reads one: the
+// project loads without it (Load), and commands that select neither it
+// nor what reads it go on.
+type BrokenModel struct {
+	Name string
+	Path string
+	// Errs are the file's errors; for a model broken only because it
+	// reads a broken one, Reads names that one and Errs is empty.
+	Errs  ErrorList
+	Reads string
+}
+
+// Why says in one line why b is broken.
+func (b *BrokenModel) Why() string {
+	if len(b.Errs) == 0 {
+		return fmt.Sprintf("reads %s, which is broken", b.Reads)
+	}
+	first := strings.SplitN(b.Errs[0].Error(), "\n", 2)[0]
+	if n := len(b.Errs); n > 1 {
+		first += fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return first
+}
+
+// BrokenModel returns the broken model named name, or nil.
+func (p *Project) BrokenModel(name string) *BrokenModel {
+	for _, b := range p.Broken {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// breakReaders moves the broken models out of p.Models, with every model
+// that reads one, however indirectly: each is a BrokenModel naming what
+// it reads.
+func (p *Project) breakReaders() {
+	for changed := true; changed; {
+		changed = false
+		for _, m := range p.Models {
+			if m.broken {
+				continue
+			}
+			for _, t := range m.templates() {
+				for _, name := range t.Refs {
+					if up, err := p.Model(name); err == nil && up.broken && !m.broken {
+						m.broken, changed = true, true
+						p.Broken = append(p.Broken, &BrokenModel{Name: m.Name, Path: m.Path, Reads: up.Name})
+					}
+				}
+			}
+		}
+	}
+	healthy := p.Models[:0]
+	for _, m := range p.Models {
+		if !m.broken {
+			healthy = append(healthy, m)
+		}
+	}
+	p.Models = healthy
+	for name, m := range p.byName {
+		if m.broken {
+			delete(p.byName, name)
+		}
+	}
+	for table, ms := range p.byTable {
+		p.byTable[table] = slices.DeleteFunc(ms, func(m *Model) bool { return m.broken })
+	}
 }
 
 // Unset returns the errors of the vars that models read and that have no

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -57,5 +58,45 @@ func TestProjectConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q:\n got %v\nwant %s", yml, err, want)
 		}
+	}
+}
+
+// TestBrokenModelsLoadWithoutThem: a model file's errors break that model
+// and, transitively, what reads it; the project loads without them and
+// the error lists the file's errors. An error of the project's fails the
+// load.
+func TestBrokenModelsLoadWithoutThem(t *testing.T) {
+	t.Parallel()
+	p, err := load(t, map[string]string{
+		"models/a.sql": "SELECT 1 AS x",
+		"models/b.sql": "SELECT x FROM {{ ref(\"a\") }} WHERE {{ nope }}",
+		"models/c.sql": "SELECT x FROM {{ ref(\"b\") }}",
+		"models/d.sql": "SELECT x FROM {{ ref(\"c\") }}",
+		"models/e.sql": "SELECT x FROM {{ ref(\"a\") }}",
+	})
+	var list ErrorList
+	if p == nil || !errors.As(err, &list) || len(list) != 1 || list[0].File != "models/b.sql" {
+		t.Fatalf("load = %v, %v; want the project and b's error", p, err)
+	}
+	var healthy, broken []string
+	for _, m := range p.Models {
+		healthy = append(healthy, m.Name)
+	}
+	for _, b := range p.Broken {
+		broken = append(broken, b.Name+": "+b.Why())
+	}
+	if strings.Join(healthy, " ") != "a e" || len(broken) != 3 || broken[1] != "c: reads b, which is broken" || broken[2] != "d: reads c, which is broken" {
+		t.Errorf("healthy %v, broken %v", healthy, broken)
+	}
+	if _, err := p.Model("b"); err == nil || p.BrokenModel("b") == nil {
+		t.Errorf("b is selectable (%v) or not listed broken", err)
+	}
+	if p.Graph == nil || len(p.Graph.Downstream(p.ModelByName("a"))) != 1 {
+		t.Errorf("the graph of the healthy models is not a -> e")
+	}
+	// A cycle is the project's error: nothing loads.
+	if p, err := load(t, map[string]string{"models/a.sql": "SELECT * FROM {{ ref(\"b\") }}", "models/b.sql": "SELECT * FROM {{ ref(\"a\") }}",
+		"models/c.sql": "SELECT {{ nope }}"}); p != nil || err == nil {
+		t.Errorf("a project error loaded %v, %v", p, err)
 	}
 }

@@ -38,7 +38,8 @@ func (r *Runner) Orphans(ctx context.Context) ([]Orphan, error) {
 	}
 	var gone []string
 	for _, n := range names {
-		if r.Project.ModelByName(n) == nil {
+		// A broken model is still the project's: its table is not pruned.
+		if r.Project.ModelByName(n) == nil && r.Project.BrokenModel(n) == nil {
 			gone = append(gone, n)
 		}
 	}

@@ -240,10 +240,11 @@ func (a *app) loadProject() (*models.Project, string, error) {
 		vars[k] = models.ParseScalar(v)
 	}
 	p, err := models.Load(os.DirFS(dir), withAdapters(models.LoadOptions{LookupEnv: a.getenv, Vars: vars}))
-	if err != nil {
+	if p == nil {
 		return nil, "", err
 	}
-	return p, dir, nil
+	// With only models broken, p holds the rest, and err their errors.
+	return p, dir, err
 }
 
 func (a *app) findProject() (string, error) {

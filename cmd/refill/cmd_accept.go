@@ -38,7 +38,7 @@ refill plan --explain shows what changed before you accept it.
 			if err != nil {
 				return err
 			}
-			s, err := a.openForRun(0)
+			s, err := a.openForRun(0, nil)
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 			if err != nil {
 				return err
 			}
-			t, err := a.session(readOnly, f.offline, "refill plan")
+			t, err := a.session(readOnly, f.offline, "refill plan", &sel)
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ It shows what it would drop and asks on a terminal; elsewhere it needs --yes.`,
   refill prune marts.old_revenue --yes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := a.openForRun(0)
+			s, err := a.openForRun(0, nil)
 			if err != nil {
 				return err
 			}

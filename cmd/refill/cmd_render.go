@@ -29,12 +29,15 @@ consecutive partitions as one batch statement.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := a.session(readOnly, true, "")
+			s, err := a.session(readOnly, true, "", nil)
 			if err != nil {
 				return err
 			}
 			m, err := s.project.Model(args[0])
 			if err != nil {
+				if b := s.project.BrokenModel(args[0]); b != nil || s.broken != nil && strings.Contains(err.Error(), "unknown model") {
+					return s.broken
+				}
 				return usageError{err}
 			}
 			if err := s.project.Unset(m); err != nil {

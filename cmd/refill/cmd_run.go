@@ -112,7 +112,11 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	if f.resume != "" && (len(args) > 0 || f.from != "" || f.to != "" || len(f.partitions) > 0 || f.mode != "" || len(f.selects) > 0) {
 		return usagef("--resume repeats a run's own selection; it cannot be combined with models, --from, --to, --partitions or --mode")
 	}
-	s, err := a.openForRun(f.wait)
+	var check *runner.Selection // a resumed run's selection is checked once read
+	if f.resume == "" {
+		check = &sel
+	}
+	s, err := a.openForRun(f.wait, check)
 	if err != nil {
 		return err
 	}
@@ -121,6 +125,9 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency, Redact: a.redact}
 	if f.resume != "" {
 		if sel, err = s.resumeSelection(f.resume); err != nil {
+			return err
+		}
+		if err := s.leaveOutBroken(sel); err != nil {
 			return err
 		}
 		// The resumed run's shape, unless a flag says otherwise.
@@ -216,10 +223,10 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 
 // openForRun connects for writing, waiting up to wait for a DuckDB file
 // that another process holds.
-func (a *app) openForRun(wait time.Duration) (*session, error) {
+func (a *app) openForRun(wait time.Duration, sel *runner.Selection) (*session, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		s, err := a.session(readWrite, false, "refill run")
+		s, err := a.session(readWrite, false, "refill run", sel)
 		var locked *adapters.LockedError
 		if err == nil || !errors.As(err, &locked) {
 			return s, err

@@ -22,7 +22,7 @@ is built beside the old one and renamed into place.`,
 		Example: `  refill seed
   refill seed raw.orders`,
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := a.openForRun(0)
+			s, err := a.openForRun(0, nil)
 			if err != nil {
 				return err
 			}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 )
 
@@ -46,11 +48,15 @@ partitions.
 			if err != nil {
 				return err
 			}
-			s, err := a.session(readOnly, false, "refill status")
+			s, err := a.session(readOnly, false, "refill status", nil)
 			if err != nil {
 				return err
 			}
 			defer s.close()
+			// Status always works: broken models are listed, not read.
+			sel.Select = slices.DeleteFunc(sel.Select, func(sl string) bool {
+				return slices.ContainsFunc(s.project.Broken, func(b *models.BrokenModel) bool { return selectsBroken(s.project, b, strings.Trim(sl, "+")) })
+			})
 			facts, err := s.runner.Facts(a.ctx, sel)
 			if err != nil {
 				if errors.Is(err, runner.ErrUsage) {
@@ -84,9 +90,11 @@ partitions.
 				out := statusJSON(st)
 				out["runs"] = runsJSON(runs)
 				out["removed_models"] = orphansJSON(orphans)
+				out["broken_models"] = brokenJSON(s.project.Broken)
 				return writeJSON(a.stdout, out)
 			}
 			a.printStatus(a.stdout, s, st, sel.Now, list)
+			printBroken(a.stdout, s.project.Broken)
 			printOrphans(a.stdout, orphans)
 			a.printRuns(a.stdout, runs)
 			if html != "" {
@@ -101,6 +109,43 @@ partitions.
 	c.Flags().BoolVarP(&list, "list", "l", false, "list every partition with rows, run id, finish time and error")
 	c.Flags().StringVar(&html, "html", "", "also write the status as a standalone HTML page to `FILE`")
 	return c
+}
+
+// printBroken lists the models the project loaded without, with why.
+func printBroken(w io.Writer, broken []*models.BrokenModel) {
+	if len(broken) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s (left out of every command; fix the file, refill validate lists every error):\n", runner.Plural(len(broken), "broken model"))
+	for _, b := range broken {
+		fmt.Fprintf(w, "  %-*s  broken  %s\n", modelWidth(broken), b.Name, b.Why())
+	}
+}
+
+func modelWidth(broken []*models.BrokenModel) int {
+	n := 0
+	for _, b := range broken {
+		n = max(n, len(b.Name))
+	}
+	return n
+}
+
+type brokenModelJSON struct {
+	Model string `json:"model"`
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+func brokenJSON(broken []*models.BrokenModel) []brokenModelJSON {
+	out := []brokenModelJSON{}
+	for _, b := range broken {
+		msg := b.Why()
+		if len(b.Errs) > 0 {
+			msg = b.Errs.Error()
+		}
+		out = append(out, brokenModelJSON{Model: b.Name, Path: b.Path, Error: msg})
+	}
+	return out
 }
 
 type statusPartitionJSON struct {

@@ -17,7 +17,7 @@ func (o *oracle) checkPlans() {
 	o.t.Helper()
 	a := &app{ctx: context.Background(), stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard,
 		getenv: os.LookupEnv, projectDir: o.dir}
-	s, err := a.session(readOnly, false, "oracle")
+	s, err := a.session(readOnly, false, "oracle", nil)
 	if err != nil {
 		o.t.Fatalf("opening the warehouse: %v", err)
 	}

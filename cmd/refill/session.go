@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -23,13 +24,18 @@ type session struct {
 	info    adapters.Info
 	scope   *models.Scope
 	runner  *runner.Runner
+	// broken holds the errors of the project's broken models, which it
+	// loaded without (models.Project.Broken); nil when there are none.
+	broken error
 }
 
 // session loads the project and, unless offline, connects to the target.
-func (a *app) session(access targetAccess, offline bool, holder string) (*session, error) {
-	p, dir, err := a.loadProject()
-	if err != nil {
-		return nil, err
+// With sel, a selection that the project's broken models stop is refused
+// before anything connects (leaveOutBroken).
+func (a *app) session(access targetAccess, offline bool, holder string, sel *runner.Selection) (*session, error) {
+	p, dir, broken := a.loadProject()
+	if p == nil {
+		return nil, broken
 	}
 	t, err := p.LookupTarget(a.target)
 	if err != nil {
@@ -51,8 +57,13 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 		return nil, usageError{err}
 	}
 	d, schema := kind.dialect(t)
-	s := &session{app: a, project: p, dir: dir, target: t, info: kind.info,
+	s := &session{app: a, project: p, dir: dir, target: t, info: kind.info, broken: broken,
 		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: t.Name}}
+	if sel != nil {
+		if err := s.leaveOutBroken(*sel); err != nil {
+			return nil, err
+		}
+	}
 	if offline {
 		return s, nil
 	}
@@ -71,6 +82,47 @@ func (a *app) session(access targetAccess, offline bool, holder string) (*sessio
 	s.adapter, s.info = ad, ad.Info()
 	s.runner = &runner.Runner{Project: p, Target: t.Name, Adapter: ad, Scope: s.scope}
 	return s, nil
+}
+
+// leaveOutBroken decides whether a command selecting sel goes on without
+// the project's broken models. It does not when sel selects every model,
+// or names a broken one (by name, short name or path glob): it returns
+// their errors, and the command exits 2 as it would have before anything
+// ran. Otherwise it notes on stderr which models are left out.
+func (s *session) leaveOutBroken(sel runner.Selection) error {
+	if s.broken == nil {
+		return nil
+	}
+	p := s.project
+	if len(sel.Select) == 0 {
+		return s.broken
+	}
+	for _, b := range p.Broken {
+		for _, sl := range sel.Select {
+			for _, name := range strings.FieldsFunc(sl, func(r rune) bool { return r == ',' || r == ' ' }) {
+				if selectsBroken(p, b, strings.Trim(name, "+")) {
+					return fmt.Errorf("%w\n(the selection includes %s, which is broken)", s.broken, b.Name)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(s.app.stderr, "note: %s left out; the selection does not name them:\n", runner.Plural(len(p.Broken), "broken model"))
+	for _, b := range p.Broken {
+		fmt.Fprintf(s.app.stderr, "  %s: %s\n", b.Name, b.Why())
+	}
+	return nil
+}
+
+// selectsBroken reports whether selector name (without + operators) would
+// select broken model b: its name, its table's name, or a glob of paths
+// under models/ that matches its file.
+func selectsBroken(p *models.Project, b *models.BrokenModel, name string) bool {
+	if name == b.Name || strings.HasSuffix(b.Name, "."+name) {
+		return true
+	}
+	rel := strings.TrimSuffix(strings.TrimPrefix(b.Path, p.ModelsDir+"/"), ".sql")
+	ok, _ := path.Match(name, rel)
+	return ok
 }
 
 func (s *session) close() {

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -99,4 +100,50 @@ func TestClickHouseSyntaxErrorAtTheModelLine(t *testing.T) {
 	if want := "models/x.sql:15:12: "; r.code != exitFailed || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "15 |   count(*) 1 AS n") {
 		t.Errorf("run: exit %d, want %q in\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
+}
+
+// TestBrokenModelIsLeftOut: a model whose file has an error, and what
+// reads it, are left out; commands that do not select them go on, those
+// that do (or select everything) exit 2 as before, and status always
+// works, listing them.
+func TestBrokenModelIsLeftOut(t *testing.T) {
+	t.Parallel()
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-01-03", janNow)
+	edit(t, dir, "models/marts/daily_revenue.sql", `ref("staging.orders")`, `ref("staging.orderz")`)
+
+	r := mustRefill(t, dir, "run", "staging.orders", "--from", "2024-01-04", "--to", "2024-01-04", janNow)
+	if !strings.Contains(r.stderr, "note: 3 broken models left out") || !strings.Contains(r.stderr, "marts.monthly_revenue: reads marts.daily_revenue, which is broken") {
+		t.Errorf("a run of a healthy model does not say what it left out:\n%s", r.stderr)
+	}
+	if n := query(t, dir, `SELECT count(*) FROM refill.partitions WHERE model = 'staging.orders' AND partition_key = '2024-01-04' AND state = 'done'`); n != int64(1) {
+		t.Errorf("staging.orders 2024-01-04 was not built: %v records", n)
+	}
+	for _, args := range [][]string{{"run", janNow}, {"run", "marts.daily_revenue", janNow}, {"run", "daily_revenue+", janNow},
+		{"plan", "marts/*", janNow}, {"run", "marts.monthly_revenue", janNow}, {"render", "marts.daily_revenue", "-p", "2024-01-01"}} {
+		r := refill(t, dir, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "models/marts/daily_revenue.sql:18:9: ref(\"staging.orderz\"): unknown model") {
+			t.Errorf("refill %v: exit %d, want 2 naming the broken line\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r = mustRefill(t, dir, "status", janNow)
+	if !strings.Contains(r.stdout, "3 broken models") || !strings.Contains(r.stdout, "marts.daily_revenue    broken  models/marts/daily_revenue.sql:18:9") ||
+		!strings.Contains(r.stdout, "staging.orders") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+	r = mustRefill(t, dir, "status", "--output", "json", "marts.daily_revenue", janNow)
+	var st struct {
+		Broken  []struct{ Model, Path, Error string } `json:"broken_models"`
+		Removed []struct{ Model string }              `json:"removed_models"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Broken) != 3 || st.Broken[0].Model != "marts.daily_revenue" || st.Broken[0].Path != "models/marts/daily_revenue.sql" || len(st.Removed) != 0 {
+		t.Errorf("status --output json lists broken %+v and removed %+v; want the 3 broken, none removed (their tables are still the project's)", st.Broken, st.Removed)
+	}
+	// Fixed, everything goes on.
+	edit(t, dir, "models/marts/daily_revenue.sql", `ref("staging.orderz")`, `ref("staging.orders")`)
+	mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-01-04", janNow)
 }
