@@ -28,7 +28,9 @@ type statusHTML struct {
 	Runs       []*adapters.Run // newest first
 	// Orphans are the ledger's models the project no longer has.
 	Orphans []runner.Orphan
-	Redact  func(string) string
+	// Broken are the models the project loaded without.
+	Broken []*models.BrokenModel
+	Redact func(string) string
 }
 
 // htmlRuns is how many runs the status page shows.
@@ -40,7 +42,7 @@ const htmlRuns = 20
 // from the same facts).
 func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run, orphans []runner.Orphan) statusHTML {
 	redacted := map[string]string{}
-	in := statusHTML{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs, Orphans: orphans,
+	in := statusHTML{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs, Orphans: orphans, Broken: s.project.Broken,
 		Redact: func(text string) string {
 			r, ok := redacted[text]
 			if !ok {
@@ -129,6 +131,11 @@ type pageView struct {
 	Legend               []legendItem
 	Notes                []string
 	Orphans              []orphanView
+	Broken               []brokenView
+}
+
+type brokenView struct {
+	Name, Path, Error string
 }
 
 type orphanView struct {
@@ -251,6 +258,13 @@ func buildStatusPage(in statusHTML) pageView {
 	pv.Sections = g.sections(names, keys, link)
 	for _, r := range in.Runs {
 		pv.Runs = append(pv.Runs, runViewOf(r, redact))
+	}
+	for _, bm := range in.Broken {
+		msg := bm.Why()
+		if len(bm.Errs) > 0 {
+			msg = bm.Errs.Error()
+		}
+		pv.Broken = append(pv.Broken, brokenView{Name: bm.Name, Path: bm.Path, Error: msg})
 	}
 	for _, o := range in.Orphans {
 		pv.Orphans = append(pv.Orphans, orphanView{Name: o.Name, Table: o.Table.String(), LastRun: o.LastRun,

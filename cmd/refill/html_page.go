@@ -91,6 +91,16 @@ td:target,.chip:target{outline:2px solid #111;outline-offset:1px}
 <tr><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{.Label}}</td><td>{{.Range}}</td>{{range .Counts}}<td class="num">{{if .}}{{.}}{{end}}</td>{{end}}</tr>
 {{- end}}
 </table>
+{{- if .Broken}}
+<h3 id="broken">Broken models, left out</h3>
+<table class="grid">
+<tr><th>Model</th><th>File</th><th>Error</th></tr>
+{{- range .Broken}}
+<tr><td>{{.Name}}</td><td>{{.Path}}</td><td><pre class="msg err">{{.Error}}</pre></td></tr>
+{{- end}}
+</table>
+<p class="note">Every command that does not name them goes on without them; <code>refill validate</code> lists every error.</p>
+{{- end}}
 {{- if .Orphans}}
 <h3 id="orphans">In the ledger, no longer in the project</h3>
 <table class="grid">

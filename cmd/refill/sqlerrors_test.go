@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -142,6 +143,11 @@ func TestBrokenModelIsLeftOut(t *testing.T) {
 	}
 	if len(st.Broken) != 3 || st.Broken[0].Model != "marts.daily_revenue" || st.Broken[0].Path != "models/marts/daily_revenue.sql" || len(st.Removed) != 0 {
 		t.Errorf("status --output json lists broken %+v and removed %+v; want the 3 broken, none removed (their tables are still the project's)", st.Broken, st.Removed)
+	}
+	page := filepath.Join(t.TempDir(), "status.html")
+	mustRefill(t, dir, "status", "--html", page, janNow)
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "Broken models, left out") || !strings.Contains(string(b), "ref(&#34;staging.orderz&#34;): unknown model") {
+		t.Errorf("the status page does not list the broken models (%v)", err)
 	}
 	// Fixed, everything goes on.
 	edit(t, dir, "models/marts/daily_revenue.sql", `ref("staging.orderz")`, `ref("staging.orders")`)
