@@ -131,10 +131,10 @@ func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Ev
 }
 
 // dropDeadStages drops the staging tables of runs that hold no live
-// lease, for a run that has nothing to build (so takes no lease). Stages
-// that may hold unrecorded publications are left to the next run that
-// builds something: recording them pending would make a run that built
-// nothing change what status says.
+// lease, for a run that has nothing to build (so takes no lease). If a
+// stage may hold a publication the ledger does not show, they are all
+// left to the next run that builds something: recording it pending
+// would make a run that built nothing change what status says.
 func (r *Runner) dropDeadStages(ctx context.Context, observe func(Event)) {
 	c, ok := r.Adapter.(adapters.StageCleaner)
 	if !ok {
@@ -145,7 +145,13 @@ func (r *Runner) dropDeadStages(ctx context.Context, observe func(Event)) {
 		observe(Event{Kind: EventWarning, Message: err.Error()})
 		return
 	}
-	if stages, err := r.unrecordedStages(ctx, live); err != nil || len(stages) > 0 {
+	pending, err := r.unrecordedPending(ctx, live)
+	if err != nil {
+		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("%v; the staging tables of stopped runs are kept for the next run", err)})
+		return
+	}
+	if len(pending) > 0 {
+		observe(Event{Kind: EventHousekeeping, Message: fmt.Sprintf("kept the staging tables of stopped runs: they may hold %d unrecorded publications, which the next run that builds records", len(pending))})
 		return
 	}
 	if err := c.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {

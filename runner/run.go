@@ -115,10 +115,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if len(plan.Steps) == 0 {
 		// Nothing to build, but a run that went on with a node down may
 		// have left staging tables there, and no later run would drop
-		// them. Dropping the stages of dead runs needs no lease.
-		if plan.ledger != nil && len(plan.ledger.byModel) > 0 {
-			r.dropDeadStages(ctx, opts.Observe)
-		}
+		// them. Dropping the stages of dead runs needs no lease (and
+		// finds none where there is no ledger yet).
+		r.dropDeadStages(ctx, opts.Observe)
 		return e.finish(), nil
 	}
 	if err := r.Adapter.SetupLedger(ctx); err != nil {

@@ -185,9 +185,24 @@ func (r *Runner) withUnrecorded(ctx context.Context, records []adapters.Record) 
 // recordUnrecorded writes the pending records of what the stages of dead
 // runs may hold, before housekeeping drops those stages.
 func (r *Runner) recordUnrecorded(ctx context.Context, live map[string]bool) error {
+	pending, err := r.unrecordedPending(ctx, live)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	if err := r.Adapter.RecordPartitions(ctx, pending); err != nil {
+		return fmt.Errorf("recording as pending %d partitions that stopped runs may have published: %w", len(pending), err)
+	}
+	return nil
+}
+
+// unrecordedPending returns the pending records of what the stages of
+// dead runs may hold and the ledger does not show recorded since: none
+// when every such stage's publication was recorded (by its run, on a
+// later attempt, or by a later run).
+func (r *Runner) unrecordedPending(ctx context.Context, live map[string]bool) ([]adapters.Record, error) {
 	stages, err := r.unrecordedStages(ctx, live)
 	if err != nil || len(stages) == 0 {
-		return err
+		return nil, err
 	}
 	var names []string
 	for _, m := range r.Project.Models {
@@ -195,14 +210,7 @@ func (r *Runner) recordUnrecorded(ctx context.Context, live map[string]bool) err
 	}
 	records, err := r.Adapter.Partitions(ctx, names)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	pending := r.unrecordedRecords(stages, records)
-	if len(pending) == 0 {
-		return nil
-	}
-	if err := r.Adapter.RecordPartitions(ctx, pending); err != nil {
-		return fmt.Errorf("recording as pending %d partitions that stopped runs may have published: %w", len(pending), err)
-	}
-	return nil
+	return r.unrecordedRecords(stages, records), nil
 }

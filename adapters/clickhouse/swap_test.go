@@ -396,14 +396,24 @@ func TestQueryTagging(t *testing.T) {
 	if _, err := c.a.Query(c.ctx, "SELECT '"+marker+"' AS m", tag); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.a.DB().ExecContext(c.ctx, "SYSTEM FLUSH LOGS"); err != nil {
-		t.Fatalf("cannot flush the query log: %v", err)
-	}
 	cols := "query_id"
 	if c.a.Server().LogComment {
 		cols += ", log_comment"
 	}
-	res, err := c.a.Query(c.ctx, "SELECT "+cols+" FROM system.query_log WHERE type = 2 AND query LIKE '%"+marker+"%' AND query NOT LIKE '%query_log%'", adapters.Tag{})
+	// The server logs a query's finish after it has answered the client,
+	// so the entry may reach the log's queue only after a flush: flush
+	// and look again for a while.
+	var res *adapters.Result
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, ferr := c.a.DB().ExecContext(c.ctx, "SYSTEM FLUSH LOGS"); ferr != nil {
+			t.Fatalf("cannot flush the query log: %v", ferr)
+		}
+		res, err = c.a.Query(c.ctx, "SELECT "+cols+" FROM system.query_log WHERE type = 2 AND query LIKE '%"+marker+"%' AND query NOT LIKE '%query_log%'", adapters.Tag{})
+		if err != nil || len(res.Rows) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	var exc *clickhousego.Exception
 	switch {
 	case errors.As(err, &exc) && exc.Code == 60:

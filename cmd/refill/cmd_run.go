@@ -174,6 +174,14 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		}
 	}
 	if f.dryRun || len(plan.Steps) == 0 && len(plan.Blocked) == 0 {
+		if !f.dryRun {
+			// Nothing to build, but the runner still drops the staging
+			// tables dead runs left (on a node that was down, say).
+			opts.Observe = newProgress(a, text && !a.quiet).observe
+			if _, err := s.runner.Run(a.ctx, plan, opts); err != nil {
+				return err
+			}
+		}
 		if !text {
 			return writeJSON(a.stdout, runOutput{Partitions: []partitionJSON{}, BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}})
 		}

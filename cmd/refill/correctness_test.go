@@ -12,6 +12,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 )
 
@@ -160,5 +161,33 @@ func TestDroppedTableShowsAsDrift(t *testing.T) {
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
 	if pl := mustRefill(t, dir, "plan", "--from", "2024-01", "--to", "2024-01", janNow); !strings.Contains(pl.stdout, "Nothing to do") {
 		t.Errorf("after the rebuild:\n%s", pl.stdout)
+	}
+}
+
+// A run with nothing to build still drops the staging tables that dead
+// runs left (as after a node was down while its run went on); a dry run
+// does not.
+func TestNothingToDoDropsDeadStages(t *testing.T) {
+	t.Parallel()
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
+	left := adapters.StageName(models.Relation{Schema: "marts", Name: "daily_revenue"}, adapters.KindStage, "20240101T000001Z-0ff000", "x1")
+	execSQL(t, dir, `CREATE SCHEMA IF NOT EXISTS refill_stage`)
+	execSQL(t, dir, fmt.Sprintf(`CREATE TABLE refill_stage."%s" AS SELECT 1 AS x`, left))
+	stages := func() any {
+		return query(t, dir, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`)
+	}
+	for _, args := range [][]string{{"run", "--dry-run"}, {"plan"}} {
+		mustRefill(t, dir, append(args, "--from", "2024-01", "--to", "2024-01", janNow)...)
+		if n := stages(); n != int64(1) {
+			t.Fatalf("%s dropped a stage (%v left)", strings.Join(args, " "), n)
+		}
+	}
+	if r := mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow); !strings.Contains(r.stdout, "Nothing to do") {
+		t.Fatalf("the second run has something to do:\n%s", r.stdout)
+	}
+	if n := stages(); n != int64(0) {
+		t.Errorf("a run with nothing to do left %v staging tables of a dead run", n)
 	}
 }
