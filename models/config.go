@@ -104,7 +104,7 @@ type Audit struct {
 }
 
 var configKeys = []string{
-	"partition_by", "grain", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
+	"partition_by", "grain", "week_start", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
 	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "refresh", "audits", "columns",
 	"on_schema_change", "full_refresh", "description",
 }
@@ -184,7 +184,8 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 	c := Config{Location: time.UTC}
 	var (
 		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode, refreshNode *yaml.Node
-		partitionType, start, end                                                                                         string
+		weekStartNode                                                                                                     *yaml.Node
+		partitionType, start, end, weekStart                                                                              string
 	)
 	d.fields(root, "model config", append(slices.Clip(configKeys), x.blockNames()...), func(key string, v *yaml.Node) {
 		switch key {
@@ -204,6 +205,14 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 					g = Day // go on as a time-partitioned model, so errors do not cascade
 				}
 				c.Grain = g
+			}
+		case "week_start":
+			weekStartNode = v
+			if s, ok := d.str(v, key); ok {
+				if s != "monday" && s != "sunday" {
+					d.errAt(v, "week_start must be monday (ISO weeks, the default) or sunday, not %q%s", s, suggest(s, []string{"monday", "sunday"}))
+				}
+				weekStart = s
 			}
 		case "values":
 			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
@@ -336,6 +345,14 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 		d.errAt(root, "values needs partition_by: the output column holding the partition value")
 	case c.PartitionBy != "" && c.Grain == 0 && c.Values == nil:
 		d.errAt(root, "partition_by %q needs a grain (hour, day, week, month, year) or a list of values", c.PartitionBy)
+	}
+	if weekStartNode != nil {
+		switch {
+		case c.Grain != Week:
+			d.errAt(weekStartNode, "week_start applies to grain: week")
+		case weekStart == "sunday":
+			c.Grain = SundayWeek
+		}
 	}
 	if c.PartitionBy != "" && len(c.Columns) > 0 {
 		found := false

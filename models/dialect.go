@@ -34,7 +34,8 @@ type Dialect interface {
 	CastString(expr string) string
 	// DateDiff renders the number of unit boundaries crossed from a to b,
 	// as an integer (negative when b is earlier): calendar days, weeks
-	// starting on Monday, months, years, hours. It backs date_diff.
+	// starting on Monday (Week) or Sunday (SundayWeek), months, years,
+	// hours. It backs date_diff.
 	DateDiff(unit Grain, a, b string) string
 	// TryCast renders the text of expr read as a value of type t, NULL
 	// where it is not one. It backs try_cast.

@@ -11,27 +11,50 @@ import (
 // not time-partitioned.
 type Grain int
 
-// The time grains a model may declare. Weeks are ISO weeks starting on Monday.
+// The time grains a model may declare, finest first (a Grain is less
+// than a coarser one). Weeks are ISO weeks, starting on Monday and keyed
+// 2024-W01; SundayWeek weeks start on Sunday (a model's week_start:
+// sunday) and are keyed by that Sunday's date.
 const (
 	Hour Grain = iota + 1
 	Day
 	Week
+	SundayWeek
 	Month
 	Year
 )
 
-var grainNames = map[Grain]string{Hour: "hour", Day: "day", Week: "week", Month: "month", Year: "year"}
+var grainNames = map[Grain]string{Hour: "hour", Day: "day", Week: "week", SundayWeek: "sunday_week", Month: "month", Year: "year"}
 
-// ParseGrain parses hour, day, week, month or year.
+// ParseGrain parses a model's grain: hour, day, week, month or year
+// (weeks from Sunday are week with week_start: sunday).
 func ParseGrain(s string) (Grain, error) {
+	if s == grainNames[SundayWeek] {
+		return 0, fmt.Errorf("weeks from Sunday are grain: week with week_start: sunday")
+	}
+	names := []string{"hour", "day", "week", "month", "year"}
 	for g, name := range grainNames {
 		if s == name {
 			return g, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown grain %q (want hour, day, week, month or year)%s", s,
-		suggest(s, []string{"hour", "day", "week", "month", "year"}))
+	return 0, fmt.Errorf("unknown grain %q (want %s)%s", s, orList(names), suggest(s, names))
 }
+
+// ParseUnit parses the unit of a date helper (date_trunc, date_add,
+// date_diff): a grain's name, or sunday_week.
+func ParseUnit(s string) (Grain, error) {
+	names := []string{"hour", "day", "week", "sunday_week", "month", "year"}
+	for g, name := range grainNames {
+		if s == name {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown unit %q (want %s)%s", s, orList(names), suggest(s, names))
+}
+
+// IsWeek reports whether g is a week of either start.
+func (g Grain) IsWeek() bool { return g == Week || g == SundayWeek }
 
 func (g Grain) String() string {
 	if name, ok := grainNames[g]; ok {
@@ -54,6 +77,9 @@ func (g Grain) Truncate(t time.Time, loc *time.Location) time.Time {
 		day := time.Date(y, m, d, 0, 0, 0, 0, loc)
 		back := (int(day.Weekday()) + 6) % 7 // days since Monday
 		return time.Date(y, m, d-back, 0, 0, 0, 0, loc)
+	case SundayWeek:
+		back := int(time.Date(y, m, d, 0, 0, 0, 0, loc).Weekday()) // days since Sunday
+		return time.Date(y, m, d-back, 0, 0, 0, 0, loc)
 	case Month:
 		return time.Date(y, m, 1, 0, 0, 0, 0, loc)
 	case Year:
@@ -74,7 +100,7 @@ func (g Grain) Add(start time.Time, n int) time.Time {
 		return start.Add(time.Duration(n) * time.Hour)
 	case Day:
 		return time.Date(y, m, d+n, 0, 0, 0, 0, loc)
-	case Week:
+	case Week, SundayWeek:
 		return time.Date(y, m, d+7*n, 0, 0, 0, 0, loc)
 	case Month:
 		return time.Date(y, m+time.Month(n), 1, 0, 0, 0, 0, loc)
@@ -85,12 +111,13 @@ func (g Grain) Add(start time.Time, n int) time.Time {
 }
 
 // Key formats the period starting at start: 2024-01-02T13 (hour),
-// 2024-01-02 (day), 2024-W01 (week), 2024-01 (month) or 2024 (year).
+// 2024-01-02 (day), 2024-W01 (week), 2024-01-07 (the Sunday a
+// sunday_week starts on), 2024-01 (month) or 2024 (year).
 func (g Grain) Key(start time.Time) string {
 	switch g {
 	case Hour:
 		return start.UTC().Format("2006-01-02T15")
-	case Day:
+	case Day, SundayWeek:
 		return start.Format("2006-01-02")
 	case Week:
 		y, w := start.ISOWeek()
@@ -110,6 +137,12 @@ func (g Grain) ParseKey(key string, loc *time.Location) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	if g == SundayWeek {
+		if p.Grain != Day || p.Start.Weekday() != time.Sunday {
+			return time.Time{}, fmt.Errorf("%q is not a week starting on Sunday (want the date of its Sunday, such as %s)", key, g.example())
+		}
+		return p.Start, nil
+	}
 	if p.Grain != g {
 		return time.Time{}, fmt.Errorf("%q is a %s, not a %s partition key (want %s)", key, p.Grain, g, g.example())
 	}
@@ -117,7 +150,7 @@ func (g Grain) ParseKey(key string, loc *time.Location) (time.Time, error) {
 }
 
 func (g Grain) example() string {
-	return g.Key(time.Date(2024, 1, 2, 13, 0, 0, 0, time.UTC))
+	return g.Key(g.Truncate(time.Date(2024, 1, 2, 13, 0, 0, 0, time.UTC), time.UTC))
 }
 
 // A Period is a span of time named by a string such as 2024, 2024-01,

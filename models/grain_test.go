@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,84 @@ func TestDateErrorsSayTheForms(t *testing.T) {
 	for _, in := range []string{"2x", "-1d", "1.5d", "soon"} {
 		if _, err := ParseDuration(in); err == nil || !strings.Contains(err.Error(), `"`+in+`": want a whole number of days (1d)`) {
 			t.Errorf("ParseDuration(%q) = %v", in, err)
+		}
+	}
+}
+
+// Weeks from Sunday (week_start: sunday) across year boundaries: keyed
+// by their Sunday's date, seven days long, and never split by a new year.
+func TestSundayWeeks(t *testing.T) {
+	t.Parallel()
+	// 2023-12-31 and 2024-12-29 are Sundays; 2025-01-04 is a Saturday.
+	for day, want := range map[string]string{"2023-12-31": "2023-12-31", "2024-01-06": "2023-12-31", "2024-01-07": "2024-01-07",
+		"2024-12-31": "2024-12-29", "2025-01-04": "2024-12-29", "2025-01-05": "2025-01-05", "2024-02-29": "2024-02-25"} {
+		start := SundayWeek.Truncate(date(day).Add(13*time.Hour), time.UTC)
+		if got := SundayWeek.Key(start); got != want || start.Weekday() != time.Sunday {
+			t.Errorf("the week from Sunday of %s = %s (a %s), want %s", day, got, start.Weekday(), want)
+		}
+		back, err := SundayWeek.ParseKey(want, time.UTC)
+		if err != nil || !back.Equal(start) {
+			t.Errorf("ParseKey(%s) = %v, %v; want %v", want, back, err, start)
+		}
+		if next := SundayWeek.Add(start, 1); next.Sub(start) != 7*24*time.Hour || next.Weekday() != time.Sunday {
+			t.Errorf("the week after %s starts %s", want, next)
+		}
+	}
+	// A local week from Sunday across a DST change is a calendar week.
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := SundayWeek.Truncate(time.Date(2024, 3, 12, 0, 0, 0, 0, ny), ny)
+	if next := SundayWeek.Add(start, 1); start.Format("2006-01-02 15:04") != "2024-03-10 00:00" || next.Format("2006-01-02 15:04") != "2024-03-17 00:00" {
+		t.Errorf("the local week of 2024-03-12 is %s to %s", start, next)
+	}
+	for _, bad := range []string{"2024-01-08", "2024-W02", "2024-01"} {
+		if _, err := SundayWeek.ParseKey(bad, time.UTC); err == nil || !strings.Contains(err.Error(), "starting on Sunday") {
+			t.Errorf("ParseKey(%q) = %v, want an error naming Sundays", bad, err)
+		}
+	}
+}
+
+// week_start: sunday makes a weekly model's partitions weeks from Sunday;
+// week_start elsewhere, an unknown day, or the internal grain name are
+// errors at their line.
+func TestWeekStart(t *testing.T) {
+	t.Parallel()
+	model := func(header string) string {
+		return "/* refill\npartition_by: w\n" + header + "\nstart: 2024-12-01\n*/\nSELECT {{ start }} AS w\n"
+	}
+	p := mustLoad(t, map[string]string{
+		"models/sun.sql": model("grain: week\nweek_start: sunday"),
+		"models/mon.sql": model("grain: week\nweek_start: monday"),
+	})
+	sun, mon := mustModel(t, p, "sun"), mustModel(t, p, "mon")
+	if sun.Config.Grain != SundayWeek || mon.Config.Grain != Week {
+		t.Fatalf("grains %s and %s", sun.Config.Grain, mon.Config.Grain)
+	}
+	// start: 2024-12-01 is a Sunday; the weeks run into 2025 unsplit.
+	var keys []string
+	for _, part := range sun.Partitions(sun.Config.Start, date("2025-01-13")) {
+		keys = append(keys, part.Key)
+	}
+	if want := []string{"2024-12-01", "2024-12-08", "2024-12-15", "2024-12-22", "2024-12-29", "2025-01-05", "2025-01-12"}; !slices.Equal(keys, want) {
+		t.Errorf("weeks from Sunday: %v, want %v", keys, want)
+	}
+	if got := mon.PartitionAt(date("2025-01-01")).Key; got != "2025-W01" {
+		t.Errorf("the Monday week of 2025-01-01 is %s", got)
+	}
+	if part := sun.PartitionAt(date("2025-01-01")); part.Key != "2024-12-29" || !part.End.Equal(date("2025-01-05")) {
+		t.Errorf("the Sunday week of 2025-01-01 is %s to %s", part.Key, part.End)
+	}
+	for header, want := range map[string]string{
+		"grain: day\nweek_start: sunday":    "models/bad.sql:4:13: week_start applies to grain: week",
+		"grain: week\nweek_start: tuesday":  `models/bad.sql:4:13: week_start must be monday (ISO weeks, the default) or sunday, not "tuesday"`,
+		"grain: sunday_week":                "models/bad.sql:3:8: weeks from Sunday are grain: week with week_start: sunday",
+		"grain: week\nweek_start: [sunday]": "models/bad.sql:4",
+	} {
+		_, err := load(t, map[string]string{"models/bad.sql": model(header)})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", header, err, want)
 		}
 	}
 }

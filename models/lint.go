@@ -49,7 +49,7 @@ func (m *Model) warnings() ErrorList {
 		// of the partitions read there does not make this one stale.
 		for _, match := range readsBackRE.FindAllStringSubmatch(p.expr, -1) {
 			n, _ := strconv.Atoi(match[2])
-			g, err := ParseGrain(match[3])
+			g, err := ParseUnit(match[3])
 			if err != nil || n == 0 {
 				continue
 			}
@@ -84,7 +84,7 @@ func nominal(g Grain) time.Duration {
 		return time.Hour
 	case Day:
 		return 24 * time.Hour
-	case Week:
+	case Week, SundayWeek:
 		return 7 * 24 * time.Hour
 	case Month:
 		return 30 * 24 * time.Hour

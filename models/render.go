@@ -112,7 +112,7 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 		},
 		"ident": func(name string) SQL { return SQL(s.Dialect.QuoteIdent(name)) },
 		"date_add": func(x any, n int, unit string) (any, error) {
-			g, err := ParseGrain(unit)
+			g, err := ParseUnit(unit)
 			if err != nil {
 				return nil, err
 			}
@@ -127,7 +127,7 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 					switch g {
 					case Day:
 						t = time.Date(y, mo, d+n, h, mi, sec, t.Nanosecond(), loc)
-					case Week:
+					case Week, SundayWeek:
 						t = time.Date(y, mo, d+7*n, h, mi, sec, t.Nanosecond(), loc)
 					case Month:
 						t = time.Date(y, mo+time.Month(n), d, h, mi, sec, t.Nanosecond(), loc)
@@ -142,7 +142,7 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 			return nil, fmt.Errorf("date_add needs a date (start, end) or SQL (raw, ident), not %T", x)
 		},
 		"date_trunc": func(unit string, x any) (any, error) {
-			g, err := ParseGrain(unit)
+			g, err := ParseUnit(unit)
 			if err != nil {
 				return nil, err
 			}

@@ -27,7 +27,7 @@ func portableFunctions(s *Scope, loc *time.Location) map[string]any {
 	return map[string]any{
 		"target": target,
 		"date_diff": func(unit string, a, b any) (any, error) {
-			g, err := ParseGrain(unit)
+			g, err := ParseUnit(unit)
 			if err != nil {
 				return nil, err
 			}
@@ -111,8 +111,8 @@ func dateOperand(fn string, d Dialect, x any) (string, error) {
 }
 
 // dateDiff counts the boundaries of unit g crossed from a to b, as the
-// dialects' DateDiff does: calendar days, Monday weeks, months and years
-// in a's and b's location, and UTC-aligned hours.
+// dialects' DateDiff does: calendar days, Monday (or Sunday) weeks,
+// months and years in a's and b's location, and UTC-aligned hours.
 func dateDiff(g Grain, a, b time.Time) int {
 	day := func(t time.Time) int64 { // days since 1970-01-01 of t's calendar date
 		y, m, d := t.Date()
@@ -126,6 +126,9 @@ func dateDiff(g Grain, a, b time.Time) int {
 	case Week:
 		monday := func(t time.Time) int64 { return day(t) - int64((t.Weekday()+6)%7) }
 		return int((monday(b) - monday(a)) / 7)
+	case SundayWeek:
+		sunday := func(t time.Time) int64 { return day(t) - int64(t.Weekday()) }
+		return int((sunday(b) - sunday(a)) / 7)
 	case Month:
 		return (b.Year()-a.Year())*12 + int(b.Month()) - int(a.Month())
 	}
@@ -164,7 +167,7 @@ func checkHelperArgs(call *ast.CallNode) (ast.Node, error) {
 	if id.Value == "try_cast" {
 		_, err = castType(lit.Value)
 	} else {
-		_, err = ParseGrain(lit.Value)
+		_, err = ParseUnit(lit.Value)
 	}
 	if err != nil {
 		return lit, fmt.Errorf("%s: %w", id.Value, err)

@@ -88,13 +88,18 @@ func TestDateDiffOfDates(t *testing.T) {
 		{"week", "2024-01-07", "2024-01-08", 1},
 		{"week", "2024-01-01", "2024-01-07", 0},
 		{"week", "2024-01-08", "2024-01-01", -1},
+		{"sunday_week", "2024-01-06", "2024-01-07", 1},
+		{"sunday_week", "2024-01-07", "2024-01-13", 0},
+		{"sunday_week", "2024-01-14", "2024-01-07", -1},
+		{"sunday_week", "2024-12-28", "2025-01-04 12:00", 1},
+		{"sunday_week", "2023-12-30", "2023-12-31", 1},
 		{"month", "2024-01-31", "2024-02-01", 1},
 		{"month", "2023-11-15", "2024-02-01", 3},
 		{"year", "2023-12-31", "2024-01-01", 1},
 		{"hour", "2024-01-01 23:59", "2024-01-02 00:01", 1},
 		{"hour", "2024-01-01", "2024-01-02", 24},
 	} {
-		g, _ := ParseGrain(tc.unit)
+		g, _ := ParseUnit(tc.unit)
 		if got := dateDiff(g, ts(tc.a), ts(tc.b)); got != tc.want {
 			t.Errorf("date_diff(%s, %s, %s) = %d, want %d", tc.unit, tc.a, tc.b, got, tc.want)
 		}
@@ -113,8 +118,8 @@ func TestPortableHelperErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, expr, want string }{
 		{"unknown target field", `target.adaptor`, `models/m.sql:1:18: template: target has no field adaptor (it has name and adapter) (did you mean "adapter"?)`},
-		{"unit", `date_diff("days", start, end)`, `models/m.sql:1:21: template: date_diff: unknown grain "days" (want hour, day, week, month or year) (did you mean "day"?)`},
-		{"old helper's unit", `date_trunc("mnth", ident("d"))`, `models/m.sql:1:22: template: date_trunc: unknown grain "mnth"`},
+		{"unit", `date_diff("days", start, end)`, `models/m.sql:1:21: template: date_diff: unknown unit "days" (want hour, day, week, sunday_week, month or year) (did you mean "day"?)`},
+		{"old helper's unit", `date_trunc("mnth", ident("d"))`, `models/m.sql:1:22: template: date_trunc: unknown unit "mnth"`},
 		{"type", `try_cast(ident("a"), "bigdecimal")`, `models/m.sql:1:32: template: try_cast: unknown type "bigdecimal" (want boolean, integer, bigint, double, decimal(p,s), varchar, date or timestamp) (did you mean "bigint"?)`},
 		{"arity", `string_agg(ident("a"))`, `models/m.sql:1:11: template: not enough arguments to call string_agg`},
 	} {

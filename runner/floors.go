@@ -174,7 +174,7 @@ func aligned(down, up *models.Model) (models.Grain, bool) {
 	if g < h {
 		g, h = h, g
 	}
-	if g != h && h == models.Week {
+	if g != h && h.IsWeek() {
 		return 0, false // weeks do not divide months or years
 	}
 	return g, true
@@ -441,7 +441,7 @@ func maxLen(g models.Grain) time.Duration {
 		return time.Hour
 	case models.Day:
 		return 25 * time.Hour
-	case models.Week:
+	case models.Week, models.SundayWeek:
 		return 7*24*time.Hour + time.Hour
 	case models.Month:
 		return 31*24*time.Hour + time.Hour

@@ -80,8 +80,13 @@ func (Dialect) Bool(b bool) string {
 
 // DateTrunc renders the start of expr's period: toStartOfHour (a
 // DateTime), toDate, toMonday, toStartOfMonth or toStartOfYear (Dates).
-// Weeks start on Monday, as refill's do.
+// Weeks start on Monday, as refill's do; a week from Sunday is the
+// Monday week of the next day, a day earlier (18.16 has no
+// toStartOfWeek).
 func (Dialect) DateTrunc(unit models.Grain, expr string) string {
+	if unit == models.SundayWeek {
+		return "addDays(toMonday(addDays(" + expr + ", 1)), -1)"
+	}
 	fn := map[models.Grain]string{models.Hour: "toStartOfHour", models.Day: "toDate", models.Week: "toMonday",
 		models.Month: "toStartOfMonth", models.Year: "toStartOfYear"}[unit]
 	if fn == "" {
@@ -93,7 +98,7 @@ func (Dialect) DateTrunc(unit models.Grain, expr string) string {
 // DateAdd renders addHours(expr, n), addDays, addWeeks, addMonths or
 // addYears.
 func (Dialect) DateAdd(expr string, n int, unit models.Grain) string {
-	fn := map[models.Grain]string{models.Hour: "addHours", models.Day: "addDays", models.Week: "addWeeks",
+	fn := map[models.Grain]string{models.Hour: "addHours", models.Day: "addDays", models.Week: "addWeeks", models.SundayWeek: "addWeeks",
 		models.Month: "addMonths", models.Year: "addYears"}[unit]
 	if fn == "" {
 		fn = "addDays"
@@ -108,8 +113,12 @@ func (Dialect) CastDate(expr string) string { return "toDate(" + expr + ")" }
 func (Dialect) CastString(expr string) string { return "toString(" + expr + ")" }
 
 // DateDiff renders dateDiff('unit', a, b), which counts unit boundaries
-// (weeks from Monday) on 18.16 and on current servers.
+// (weeks from Monday) on 18.16 and on current servers; weeks from Sunday
+// are counted between the next days.
 func (Dialect) DateDiff(unit models.Grain, a, b string) string {
+	if unit == models.SundayWeek {
+		return fmt.Sprintf("dateDiff('week', addDays(%s, 1), addDays(%s, 1))", a, b)
+	}
 	return fmt.Sprintf("dateDiff('%s', %s, %s)", unit, a, b)
 }
 

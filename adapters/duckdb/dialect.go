@@ -47,12 +47,20 @@ func (Dialect) Bool(b bool) string {
 }
 
 // DateTrunc renders date_trunc('unit', expr); DuckDB returns a TIMESTAMP.
+// Its weeks start on Monday: a week from Sunday is the Monday week of the
+// next day, a day earlier.
 func (Dialect) DateTrunc(unit models.Grain, expr string) string {
+	if unit == models.SundayWeek {
+		return fmt.Sprintf("(date_trunc('week', %s + INTERVAL 1 DAY) - INTERVAL 1 DAY)", expr)
+	}
 	return fmt.Sprintf("date_trunc('%s', %s)", unit, expr)
 }
 
 // DateAdd renders expr + INTERVAL (n) unit.
 func (Dialect) DateAdd(expr string, n int, unit models.Grain) string {
+	if unit == models.SundayWeek {
+		unit = models.Week
+	}
 	return fmt.Sprintf("(%s + INTERVAL (%d) %s)", expr, n, strings.ToUpper(unit.String()))
 }
 
@@ -64,10 +72,10 @@ func (Dialect) CastString(expr string) string { return "CAST(" + expr + " AS VAR
 
 // DateDiff renders date_diff('unit', a, b), which counts unit boundaries;
 // DuckDB counts whole seven-day spans for weeks, so weeks are counted
-// between the Mondays of a and b.
-func (Dialect) DateDiff(unit models.Grain, a, b string) string {
-	if unit == models.Week {
-		return fmt.Sprintf("date_diff('week', date_trunc('week', %s), date_trunc('week', %s))", a, b)
+// between the Mondays (or Sundays) of a and b.
+func (d Dialect) DateDiff(unit models.Grain, a, b string) string {
+	if unit.IsWeek() {
+		return fmt.Sprintf("date_diff('week', %s, %s)", d.DateTrunc(unit, a), d.DateTrunc(unit, b))
 	}
 	return fmt.Sprintf("date_diff('%s', %s, %s)", unit, a, b)
 }

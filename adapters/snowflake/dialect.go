@@ -88,13 +88,20 @@ func (Dialect) Bool(b bool) string {
 }
 
 // DateTrunc renders DATE_TRUNC('UNIT', expr), which keeps expr's type: a
-// DATE stays a DATE. Weeks start on Monday: the adapter sets WEEK_START = 1.
+// DATE stays a DATE. Weeks start on Monday: the adapter sets WEEK_START = 1;
+// a week from Sunday is the Monday week of the next day, a day earlier.
 func (Dialect) DateTrunc(unit models.Grain, expr string) string {
+	if unit == models.SundayWeek {
+		return fmt.Sprintf("DATEADD(day, -1, DATE_TRUNC('WEEK', DATEADD(day, 1, %s)))", expr)
+	}
 	return fmt.Sprintf("DATE_TRUNC('%s', %s)", strings.ToUpper(unit.String()), expr)
 }
 
 // DateAdd renders DATEADD(unit, n, expr).
 func (Dialect) DateAdd(expr string, n int, unit models.Grain) string {
+	if unit == models.SundayWeek {
+		unit = models.Week
+	}
 	return fmt.Sprintf("DATEADD(%s, %d, %s)", unit, n, expr)
 }
 
@@ -105,8 +112,12 @@ func (Dialect) CastDate(expr string) string { return "TO_DATE(" + expr + ")" }
 func (Dialect) CastString(expr string) string { return "TO_VARCHAR(" + expr + ")" }
 
 // DateDiff renders DATEDIFF(unit, a, b), which counts unit boundaries;
-// weeks start on Monday because the adapter sets WEEK_START = 1.
+// weeks start on Monday because the adapter sets WEEK_START = 1, and
+// weeks from Sunday are counted between the next days.
 func (Dialect) DateDiff(unit models.Grain, a, b string) string {
+	if unit == models.SundayWeek {
+		return fmt.Sprintf("DATEDIFF(week, DATEADD(day, 1, %s), DATEADD(day, 1, %s))", a, b)
+	}
 	return fmt.Sprintf("DATEDIFF(%s, %s, %s)", unit, a, b)
 }
 

@@ -78,6 +78,13 @@ func layoutFor(m *models.Model, first, last time.Time) calLayout {
 	case models.Week:
 		return calLayout{corner: "ISO year" + zone, axis: "ISO week" + zone, columns: numbered(1, 53, "%d"), unit: "years",
 			place: func(t time.Time) (string, int) { y, w := t.In(loc).ISOWeek(); return fmt.Sprint(y), w - 1 }}
+	case models.SundayWeek:
+		// A week from Sunday sits in the ISO week of its Monday.
+		return calLayout{corner: "ISO year" + zone, axis: "ISO week of the Monday" + zone, columns: numbered(1, 53, "%d"), unit: "years",
+			place: func(t time.Time) (string, int) {
+				y, w := t.In(loc).AddDate(0, 0, 1).ISOWeek()
+				return fmt.Sprint(y), w - 1
+			}}
 	case models.Month:
 		return calLayout{corner: "year" + zone, axis: "month" + zone, columns: monthColumns, wide: true, unit: "years",
 			place: func(t time.Time) (string, int) { t = t.In(loc); return fmt.Sprint(t.Year()), int(t.Month()) - 1 }}

@@ -327,6 +327,14 @@ func TestStatusHTMLCalendars(t *testing.T) {
 			want: "2020: _×51 done×2\n2021: done×2\n",
 		},
 		{
+			// Weeks from Sunday sit in the ISO week of their Monday: the
+			// week from Sunday 2024-12-29 is in 2025's first column.
+			name: "sunday weeks", grain: models.SundayWeek, loc: time.UTC, from: time.Date(2024, 12, 15, 0, 0, 0, 0, time.UTC), n: 4,
+			class:  func(i int) string { return []string{"done", "done", "failed", "done"}[i] },
+			corner: "ISO year", columns: 53,
+			want: "2024: _×50 done×2\n2025: failed×1 done×1\n",
+		},
+		{
 			name: "months", grain: models.Month, loc: time.UTC, from: time.Date(2023, 11, 1, 0, 0, 0, 0, time.UTC), n: 4,
 			class:  func(i int) string { return []string{"done", "empty", "empty", "pending"}[i] },
 			corner: "year", columns: 12,

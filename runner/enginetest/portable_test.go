@@ -71,23 +71,42 @@ func tryCast(s any, typ string, want any) helperCase {
 // dateDiff counts unit boundaries from a to b, dates or timestamps
 // written "2006-01-02" or "2006-01-02 15:04".
 func dateDiff(unit string, a, b string, want int64) helperCase {
-	g, err := models.ParseGrain(unit)
+	g, err := models.ParseUnit(unit)
 	if err != nil {
 		panic(err)
 	}
-	lit := func(d models.Dialect, s string) string {
-		if t, err := time.Parse("2006-01-02", s); err == nil {
-			return d.Date(t)
-		}
-		t, err := time.Parse("2006-01-02 15:04", s)
-		if err != nil {
-			panic(err)
-		}
-		return d.Timestamp(t)
-	}
 	return helperCase{name: fmt.Sprintf("date_diff(%s, %s, %s)", unit, a, b), want: want, sql: func(d models.Dialect, _ models.Relation, _ int) string {
-		return "SELECT " + d.DateDiff(g, lit(d, a), lit(d, b))
+		return "SELECT " + d.DateDiff(g, literal(d, a), literal(d, b))
 	}}
+}
+
+// dateTrunc truncates a date or timestamp (written as dateDiff's are) to
+// the start of its period of unit.
+func dateTrunc(unit, a, want string) helperCase {
+	g, err := models.ParseUnit(unit)
+	if err != nil {
+		panic(err)
+	}
+	w, err := time.Parse("2006-01-02", want)
+	if err != nil {
+		panic(err)
+	}
+	return helperCase{name: fmt.Sprintf("date_trunc(%s, %s)", unit, a), want: w, sql: func(d models.Dialect, _ models.Relation, _ int) string {
+		return "SELECT " + d.DateTrunc(g, literal(d, a))
+	}}
+}
+
+// literal renders "2006-01-02" as a date and "2006-01-02 15:04" as a
+// timestamp.
+func literal(d models.Dialect, s string) string {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return d.Date(t)
+	}
+	t, err := time.Parse("2006-01-02 15:04", s)
+	if err != nil {
+		panic(err)
+	}
+	return d.Timestamp(t)
 }
 
 // stringAgg aggregates rows of (v, o): v text or NULL, o an integer.
@@ -127,6 +146,18 @@ var helperCases = []helperCase{
 	dateDiff("week", "2024-01-07", "2024-01-08", 1), // Sunday to Monday crosses a week
 	dateDiff("week", "2024-01-01", "2024-01-07", 0),
 	dateDiff("week", "2024-01-08", "2024-01-01", -1),
+	dateDiff("sunday_week", "2024-01-06", "2024-01-07", 1), // Saturday to Sunday crosses a week from Sunday
+	dateDiff("sunday_week", "2024-01-07", "2024-01-13", 0),
+	dateDiff("sunday_week", "2024-01-14", "2024-01-07", -1),
+	dateDiff("sunday_week", "2024-12-28", "2025-01-04 12:00", 1), // across the year's end
+	dateDiff("sunday_week", "2023-12-30", "2023-12-31", 1),
+	dateTrunc("week", "2024-12-31", "2024-12-30"),
+	dateTrunc("week", "2021-01-03", "2020-12-28"),
+	dateTrunc("sunday_week", "2024-12-31", "2024-12-29"),
+	dateTrunc("sunday_week", "2023-12-31", "2023-12-31"), // a Sunday starts its own week
+	dateTrunc("sunday_week", "2024-01-06 13:00", "2023-12-31"),
+	dateTrunc("sunday_week", "2025-01-04", "2024-12-29"),
+	dateTrunc("month", "2024-02-29 23:00", "2024-02-01"),
 	dateDiff("month", "2024-01-31", "2024-02-01", 1),
 	dateDiff("year", "2023-12-31", "2024-01-01", 1),
 	dateDiff("hour", "2024-01-01 23:59", "2024-01-02 00:01", 1),
