@@ -104,7 +104,7 @@ type Audit struct {
 }
 
 var configKeys = []string{
-	"partition_by", "grain", "week_start", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
+	"partition_by", "grain", "week_start", "fiscal_year_start", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
 	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "refresh", "audits", "columns",
 	"on_schema_change", "full_refresh", "description",
 }
@@ -184,7 +184,8 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 	c := Config{Location: time.UTC}
 	var (
 		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode, refreshNode *yaml.Node
-		weekStartNode                                                                                                     *yaml.Node
+		weekStartNode, fiscalNode                                                                                         *yaml.Node
+		fiscal                                                                                                            Grain
 		partitionType, start, end, weekStart                                                                              string
 	)
 	d.fields(root, "model config", append(slices.Clip(configKeys), x.blockNames()...), func(key string, v *yaml.Node) {
@@ -206,6 +207,30 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 				}
 				c.Grain = g
 			}
+		case "fiscal_year_start":
+			fiscalNode = v
+			var month, weekStart string
+			if v.Kind == yaml.MappingNode {
+				d.fields(v, "fiscal_year_start", []string{"month", "week_start"}, func(key string, v *yaml.Node) {
+					if s, ok := d.str(v, key); ok {
+						*map[string]*string{"month": &month, "week_start": &weekStart}[key] = s
+					}
+				})
+				if month == "" {
+					d.errAt(v, "fiscal_year_start needs month: the month whose first day the fiscal year starts nearest")
+					return
+				}
+			} else if s, ok := d.str(v, key); ok {
+				month = s
+			} else {
+				return
+			}
+			g, err := parseFiscalStart(month, weekStart)
+			if err != nil {
+				d.errAt(v, "fiscal_year_start: %v", err)
+				return
+			}
+			fiscal = g
 		case "week_start":
 			weekStartNode = v
 			if s, ok := d.str(v, key); ok {
@@ -345,6 +370,14 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 		d.errAt(root, "values needs partition_by: the output column holding the partition value")
 	case c.PartitionBy != "" && c.Grain == 0 && c.Values == nil:
 		d.errAt(root, "partition_by %q needs a grain (hour, day, week, month, year) or a list of values", c.PartitionBy)
+	}
+	if fiscalNode != nil {
+		switch {
+		case c.Grain != Year:
+			d.errAt(fiscalNode, "fiscal_year_start applies to grain: year")
+		case fiscal != 0:
+			c.Grain = fiscal
+		}
 	}
 	if weekStartNode != nil {
 		switch {

@@ -56,9 +56,32 @@ func ParseUnit(s string) (Grain, error) {
 // IsWeek reports whether g is a week of either start.
 func (g Grain) IsWeek() bool { return g == Week || g == SundayWeek }
 
+// Divides reports whether every period of h is a run of whole periods of
+// g (in one location): hours and days divide every grain, weeks the
+// fiscal years of weeks from their weekday, months the years and the
+// fiscal years of months, and every grain itself.
+func (g Grain) Divides(h Grain) bool {
+	if g == h || g == Hour || g == Day {
+		return true
+	}
+	_, wd, weeks, fiscal := h.Fiscal()
+	switch g {
+	case Week:
+		return fiscal && weeks && wd == time.Monday
+	case SundayWeek:
+		return fiscal && weeks && wd == time.Sunday
+	case Month:
+		return h == Year || fiscal && !weeks
+	}
+	return false
+}
+
 func (g Grain) String() string {
 	if name, ok := grainNames[g]; ok {
 		return name
+	}
+	if g.IsFiscal() {
+		return g.fiscalString()
 	}
 	return "none"
 }
@@ -66,6 +89,9 @@ func (g Grain) String() string {
 // Truncate returns the start of the period of grain g that contains t,
 // as a time in loc.
 func (g Grain) Truncate(t time.Time, loc *time.Location) time.Time {
+	if g.IsFiscal() {
+		return g.fiscalTruncate(t, loc)
+	}
 	t = t.In(loc)
 	y, m, d := t.Date()
 	switch g {
@@ -95,6 +121,9 @@ func (g Grain) Truncate(t time.Time, loc *time.Location) time.Time {
 func (g Grain) Add(start time.Time, n int) time.Time {
 	y, m, d := start.Date()
 	loc := start.Location()
+	if g.IsFiscal() {
+		return g.fiscalStart(fiscalYearOf(start)+n, loc)
+	}
 	switch g {
 	case Hour:
 		return start.Add(time.Duration(n) * time.Hour)
@@ -127,6 +156,9 @@ func (g Grain) Key(start time.Time) string {
 	case Year:
 		return start.Format("2006")
 	}
+	if g.IsFiscal() {
+		return g.fiscalKey(start)
+	}
 	return ""
 }
 
@@ -136,6 +168,9 @@ func (g Grain) ParseKey(key string, loc *time.Location) (time.Time, error) {
 	p, err := ParsePeriod(key, loc)
 	if err != nil {
 		return time.Time{}, err
+	}
+	if g.IsFiscal() {
+		return g.fiscalParseKey(p, key)
 	}
 	if g == SundayWeek {
 		if p.Grain != Day || p.Start.Weekday() != time.Sunday {

@@ -142,6 +142,9 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 			return nil, fmt.Errorf("date_add needs a date (start, end) or SQL (raw, ident), not %T", x)
 		},
 		"date_trunc": func(unit string, x any) (any, error) {
+			if unit == fiscalUnit {
+				return m.truncateFiscal(s, loc, x)
+			}
 			g, err := ParseUnit(unit)
 			if err != nil {
 				return nil, err

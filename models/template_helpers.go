@@ -164,9 +164,11 @@ func checkHelperArgs(call *ast.CallNode) (ast.Node, error) {
 		return nil, nil
 	}
 	var err error
-	if id.Value == "try_cast" {
+	switch {
+	case id.Value == "try_cast":
 		_, err = castType(lit.Value)
-	} else {
+	case id.Value == "date_trunc" && lit.Value == fiscalUnit:
+	default:
 		_, err = ParseUnit(lit.Value)
 	}
 	if err != nil {

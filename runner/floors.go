@@ -174,8 +174,8 @@ func aligned(down, up *models.Model) (models.Grain, bool) {
 	if g < h {
 		g, h = h, g
 	}
-	if g != h && h.IsWeek() {
-		return 0, false // weeks do not divide months or years
+	if !h.Divides(g) {
+		return 0, false // weeks do not divide months, nor calendar years fiscal ones
 	}
 	return g, true
 }
@@ -446,5 +446,5 @@ func maxLen(g models.Grain) time.Duration {
 	case models.Month:
 		return 31*24*time.Hour + time.Hour
 	}
-	return 366*24*time.Hour + time.Hour
+	return 371*24*time.Hour + time.Hour // a fiscal year of 53 weeks
 }

@@ -89,9 +89,16 @@ func layoutFor(m *models.Model, first, last time.Time) calLayout {
 		return calLayout{corner: "year" + zone, axis: "month" + zone, columns: monthColumns, wide: true, unit: "years",
 			place: func(t time.Time) (string, int) { t = t.In(loc); return fmt.Sprint(t.Year()), int(t.Month()) - 1 }}
 	}
-	y0, y1 := first.In(loc).Year(), last.In(loc).Year()
-	return calLayout{corner: "", axis: "year" + zone, columns: numbered(y0, y1-y0+1, "%d"), wide: true, unit: "rows",
-		place: func(t time.Time) (string, int) { return "years", t.In(loc).Year() - y0 }}
+	// Years, calendar or fiscal, by the year they start in (a fiscal year
+	// of weeks may start up to three days before its month).
+	year := func(t time.Time) int { return t.In(loc).AddDate(0, 0, 3).Year() }
+	y0, y1 := year(first), year(last)
+	axis := "year"
+	if m.Config.Grain.IsFiscal() {
+		axis = m.Config.Grain.String()
+	}
+	return calLayout{corner: "", axis: axis + zone, columns: numbered(y0, y1-y0+1, "%d"), wide: true, unit: "rows",
+		place: func(t time.Time) (string, int) { return "years", year(t) - y0 }}
 }
 
 // partCell is what a calendar needs of one partition.

@@ -335,6 +335,16 @@ func TestStatusHTMLCalendars(t *testing.T) {
 			want: "2024: _×50 done×2\n2025: failed×1 done×1\n",
 		},
 		{
+			// Fiscal years of weeks by the year they start in: the one from
+			// 2022-01-02 and the one from 2023-01-01, though the latter
+			// begins on the first day of its calendar year and the former
+			// ends on the last day of the previous one (2022-12-31).
+			name: "fiscal years", grain: models.WeekFiscalYear(time.January, time.Sunday), loc: time.UTC, from: time.Date(2022, 1, 2, 0, 0, 0, 0, time.UTC), n: 4,
+			class:  func(i int) string { return []string{"done", "done", "stale", "done"}[i] },
+			corner: "", columns: 4,
+			want: "years: done×2 stale×1 done×1\n",
+		},
+		{
 			name: "months", grain: models.Month, loc: time.UTC, from: time.Date(2023, 11, 1, 0, 0, 0, 0, time.UTC), n: 4,
 			class:  func(i int) string { return []string{"done", "empty", "empty", "pending"}[i] },
 			corner: "year", columns: 12,
