@@ -273,6 +273,58 @@ func ParseModels(ctx context.Context, p *models.Project, scope *models.Scope, pa
 	return errs
 }
 
+// DescribeModels asks the warehouse of a for the columns of every model's
+// query, rendered for its sample partition under scope, without running
+// it: what the warehouse cannot bind (an unknown column, function or
+// table, a type error) is returned, at the model file's line where the
+// warehouse says where (a *models.WarehouseError), else as a
+// *models.Error naming the file. A model that reads another the
+// warehouse does not hold yet cannot be described: unchecked says which
+// it reads, by model.
+func DescribeModels(ctx context.Context, a adapters.Adapter, p *models.Project, scope *models.Scope) (errs []error, unchecked map[string]string) {
+	unchecked = map[string]string{}
+	held := map[*models.Model]bool{}
+	for _, m := range p.Models {
+		var missing []string
+		for _, up := range m.Upstream {
+			if _, ok := held[up]; !ok {
+				cols, err := a.Columns(ctx, scope.Relation(up))
+				if err != nil {
+					return append(errs, fmt.Errorf("reading the columns of %s: %w", scope.Relation(up), err)), unchecked
+				}
+				held[up] = cols != nil
+			}
+			if !held[up] {
+				missing = append(missing, up.Name)
+			}
+		}
+		if len(missing) > 0 {
+			unchecked[m.Name] = strings.Join(missing, ", ")
+			continue
+		}
+		part, err := samplePartition(m, "")
+		if err != nil {
+			continue
+		}
+		parts := []models.Partition{part}
+		sql, err := m.Render(scope, parts...)
+		if err != nil {
+			continue // a template error, which validate reports
+		}
+		if _, err := a.Describe(ctx, sql, adapters.Tag{Model: m.Name, Partition: part.Key, Step: "validate"}); err != nil {
+			if ctx.Err() != nil {
+				return append(errs, ctx.Err()), unchecked
+			}
+			if located := locate(m, scope, parts, sql, err); located != err {
+				errs = append(errs, located)
+			} else {
+				errs = append(errs, &models.Error{File: m.Path, Msg: err.Error()})
+			}
+		}
+	}
+	return errs, unchecked
+}
+
 // sampleRunChecks runs the selected models and their upstreams for the
 // sample in a sandbox loaded with the seeds. It returns the checks and the
 // models that do not run in the sandbox, with why, when no target uses

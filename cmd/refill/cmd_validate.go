@@ -13,19 +13,29 @@ import (
 )
 
 func (a *app) validateCommand() *cobra.Command {
-	return &cobra.Command{
+	var connect bool
+	c := &cobra.Command{
 		Use:   "validate",
 		Short: "Parse and check every model and the project config; list all errors",
 		Long: `Validate loads refill.yml and every model, checks config keys, templates,
 ref() and var() names, and the dependency graph, parses every model's SQL
 (rendered for its first partition) with DuckDB's parser when a target uses
 DuckDB, and prints every problem with its file:line:col. It exits 2 if there is
-any, 0 otherwise. It never connects to a warehouse. Environment variables are required for the selected target
+any, 0 otherwise. Environment variables are required for the selected target
 only (--target, or the project's target:): another target whose variables are
 unset is noted as not configured, and every check that does not depend on
-them still runs.`,
+them still runs.
+
+Without --connect it never connects to a warehouse. With --connect, once the
+files are clean, it asks the selected target's warehouse for the columns of
+every model's query (DESCRIBE, or the warehouse's equivalent; nothing runs and
+nothing is written), so what only the warehouse knows, an unknown column,
+function or table, or a type error, is reported at the model file's line. A
+model that reads another the warehouse does not hold yet is noted, not
+checked.`,
 		Example: `  refill validate
-  refill validate --target prod`,
+  refill validate --target prod
+  refill validate --connect --target prod`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			p, _, err := a.loadProject()
@@ -65,6 +75,13 @@ them still runs.`,
 					}
 				}
 				errs = append(errs, a.parseModels(p, selected)...)
+				if connect && len(errs) == 0 {
+					connected, connectNotes, err := a.describeModels()
+					if err != nil {
+						return err
+					}
+					errs, notes = append(errs, connected...), append(notes, connectNotes...)
+				}
 				if _, err := p.Target(a.target); err != nil {
 					var tl models.ErrorList
 					if errors.As(err, &tl) {
@@ -92,6 +109,41 @@ them still runs.`,
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&connect, "connect", false, "also have the selected target's warehouse bind every model's query (nothing runs)")
+	return c
+}
+
+// describeModels connects to the selected target and has its warehouse
+// describe every model's query (runner.DescribeModels).
+func (a *app) describeModels() (models.ErrorList, []string, error) {
+	s, err := a.session(readOnly, false, "refill validate", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.close()
+	found, unchecked := runner.DescribeModels(a.ctx, s.adapter, s.project, s.scope)
+	var errs models.ErrorList
+	for _, err := range found {
+		var we *models.WarehouseError
+		var me *models.Error
+		switch {
+		case errors.As(err, &we):
+			at := we.At
+			errs = append(errs, &at)
+		case errors.As(err, &me):
+			errs = append(errs, me)
+		default:
+			return nil, nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
+		}
+	}
+	var notes []string
+	for _, m := range s.project.Models {
+		if ups, ok := unchecked[m.Name]; ok {
+			notes = append(notes, fmt.Sprintf("%s was not checked against target %s: it reads %s, which the warehouse does not hold yet (run it first)",
+				m.Name, s.target.Name, ups))
+		}
+	}
+	return errs, notes, nil
 }
 
 // parseModels parses every model of p rendered for its first partition

@@ -153,3 +153,79 @@ func TestBrokenModelIsLeftOut(t *testing.T) {
 	edit(t, dir, "models/marts/daily_revenue.sql", `ref("staging.orderz")`, `ref("staging.orders")`)
 	mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-01-04", janNow)
 }
+
+// readsUnbuilt reads model a, unbuilt at first, and on line 9 a column a
+// lacks.
+const readsUnbuilt = `/* refill
+partition_by: d
+grain: day
+start: 2024-01-01
+end: 2024-01-02
+*/
+SELECT
+  d,
+  n + missing_col AS n
+FROM {{ ref("a") }}
+WHERE d >= {{ start }} AND d < {{ end }}
+`
+
+// TestValidateConnect: validate --connect has the selected target's
+// warehouse bind every model's query, without running it or writing: what
+// parses but does not bind is reported at the model file (at its line
+// where the warehouse says where), a model reading one the warehouse does
+// not hold yet is noted instead, and a clean project passes. On DuckDB,
+// and on ClickHouse when CLICKHOUSE_DSN is set.
+func TestValidateConnect(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []string{"duckdb", "clickhouse"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			target := "{adapter: duckdb, path: w.duckdb}"
+			if engine == "clickhouse" {
+				if os.Getenv("CLICKHOUSE_DSN") == "" {
+					t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
+				}
+				b := make([]byte, 3)
+				rand.Read(b)
+				schema := "v" + hex.EncodeToString(b)
+				target = "{adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", schema: " + schema + ", ledger_schema: " + schema + "_refill}"
+				t.Cleanup(func() { dropClickHouseDatabases(t, schema, schema+"_refill") })
+			}
+			write(t, dir, "refill.yml", "targets:\n  dev: "+target+"\nvars: {k: 1}\n")
+			write(t, dir, "models/a.sql", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-02\n*/\nSELECT {{ start }} AS d, 1 AS n\n")
+			write(t, dir, "models/b.sql", readsUnbuilt)
+			write(t, dir, "models/y.sql", unboundModel)
+			mustRefill(t, dir, "validate") // every model parses
+
+			r := refill(t, dir, "validate", "--connect")
+			yAt := "models/y.sql"
+			if engine == "duckdb" {
+				yAt = "models/y.sql:13:3: Binder Error: Referenced column \"no_such_column\" not found"
+			}
+			if r.code != exitUsage || !strings.Contains(r.stderr, yAt) || !strings.Contains(r.stderr, "no_such_column") ||
+				!strings.Contains(r.stdout, "note: b was not checked against target dev: it reads a, which the warehouse does not hold yet") ||
+				strings.Contains(r.stderr, "models/b.sql") || strings.Contains(r.stderr, "models/a.sql") {
+				t.Errorf("validate --connect before a is built: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			mustRefill(t, dir, "run", "a", "--now=2024-02-01")
+			ledger := mustRefill(t, dir, "status", "--output", "json", "--now=2024-02-01").stdout
+			r = refill(t, dir, "validate", "--connect")
+			bAt := "models/b.sql"
+			if engine == "duckdb" {
+				bAt = "models/b.sql:9:7: Binder Error: Referenced column \"missing_col\" not found"
+			}
+			if r.code != exitUsage || !strings.Contains(r.stderr, bAt) || !strings.Contains(r.stderr, "missing_col") || !strings.Contains(r.stderr, "2 problem(s) found") {
+				t.Errorf("validate --connect after a is built: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if after := mustRefill(t, dir, "status", "--output", "json", "--now=2024-02-01").stdout; after != ledger {
+				t.Errorf("validate --connect changed what status says:\n%s\n%s", ledger, after)
+			}
+			write(t, dir, "models/b.sql", strings.Replace(readsUnbuilt, "n + missing_col", "n + 1", 1))
+			write(t, dir, "models/y.sql", strings.Replace(unboundModel, "no_such_column", "one", 1))
+			if r := mustRefill(t, dir, "validate", "--connect"); !strings.Contains(r.stdout, "OK: 3 models") {
+				t.Errorf("validate --connect of a clean project:\n%s", r.stdout)
+			}
+		})
+	}
+}
