@@ -7,7 +7,7 @@ import (
 	"testing/fstest"
 )
 
-// Hole 8: names that collide with what refill or the project owns are
+// Names that collide with what refill or the project owns are
 // refused, naming the file.
 func TestNameCollisions(t *testing.T) {
 	t.Parallel()
@@ -72,7 +72,7 @@ func TestModelFileNames(t *testing.T) {
 	}
 }
 
-// Hole 9: a model path that is not a regular file (a named pipe would
+// A model path that is not a regular file (a named pipe would
 // block every command) is refused.
 func TestNonRegularFiles(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 // Regression tests for the ways a run used to leave wrong data behind
 // while exiting 0. Each names the hole it closes.
 
-// Hole 1: +m selects exactly the upstream partitions m's selected
+// +m selects exactly the upstream partitions m's selected
 // partitions read, through every dependency span.
 func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 	t.Parallel()
@@ -74,7 +74,7 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 	}
 }
 
-// Hole 2: a partition is never computed from missing or failed upstream
+// A partition is never computed from missing or failed upstream
 // partitions; it is blocked, naming them, unless the run allows it.
 func TestMissingUpstreamBlocks(t *testing.T) {
 	t.Parallel()
@@ -120,7 +120,7 @@ func TestMissingUpstreamBlocks(t *testing.T) {
 	}
 }
 
-// Hole 3: a time-zone model with date windows holds local dates: the
+// A time-zone model with date windows holds local dates: the
 // rendered, verified, replaced and recorded windows are one local day.
 func TestLocalDateWindows(t *testing.T) {
 	t.Parallel()
@@ -167,7 +167,7 @@ func TestLocalDateWindows(t *testing.T) {
 	}
 }
 
-// Hole 4: a table dropped, or rows deleted, outside refill is noticed.
+// A table dropped, or rows deleted, outside refill is noticed.
 func TestDriftIsPlanned(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily"}, nil)
@@ -209,7 +209,7 @@ func (e *env) facts(sel runner.Selection) *runner.Facts {
 	return f
 }
 
-// Hole 5: a partition published before its window closed is recorded as
+// A partition published before its window closed is recorded as
 // partial and redone once the window is complete.
 func TestAllowPartialIsRedone(t *testing.T) {
 	t.Parallel()
@@ -254,7 +254,7 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 	}
 }
 
-// Hole 6: modes mean what they say; a resumed run repeats its run.
+// Modes mean what they say; a resumed run repeats its run.
 func TestModesTakeOnlyWhatTheySay(t *testing.T) {
 	t.Parallel()
 	// Hours from 18 March only: what is checked happens in the last days.
@@ -287,7 +287,7 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 	}
 }
 
-// Hole 6: a resumed run plans what its original plan added outside the
+// A resumed run plans what its original plan added outside the
 // range because it rewrote a whole-table upstream.
 func TestResumeKeepsWholeTableDependents(t *testing.T) {
 	t.Parallel()
@@ -333,7 +333,7 @@ WHERE ts >= {{ start }} AND ts < {{ end }} GROUP BY 1`,
 	}
 }
 
-// Hole 6: a killed run is recorded abandoned, and every stage a dead run
+// A killed run is recorded abandoned, and every stage a dead run
 // left is dropped, whatever table it was for.
 func TestHousekeeping(t *testing.T) {
 	t.Parallel()
@@ -376,7 +376,7 @@ func TestHousekeeping(t *testing.T) {
 	}
 }
 
-// Hole 7: row_count within compares with the previous partition as this
+// Row_count within compares with the previous partition as this
 // run staged it, and with no rows too.
 func TestWithinAuditInABackfill(t *testing.T) {
 	t.Parallel()
@@ -405,7 +405,7 @@ WHERE ts >= {{ start }} AND ts < {{ end }}
 	}
 }
 
-// Hole 7: under --publish together, an SQL audit reads the same overlays
+// Under --publish together, an SQL audit reads the same overlays
 // as the model's query: this run's staged upstream rows.
 func TestTogetherAuditsReadOverlays(t *testing.T) {
 	t.Parallel()
@@ -428,7 +428,7 @@ audits:
 	}
 }
 
-// Hole 10: a pending record (a publication that may have happened) is
+// A pending record (a publication that may have happened) is
 // redone, and what read the old rows is stale.
 func TestPendingIsRedone(t *testing.T) {
 	t.Parallel()

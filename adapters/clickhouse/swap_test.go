@@ -470,7 +470,7 @@ func TestNullablePartitionColumn(t *testing.T) {
 	}
 }
 
-// Hole 10: a publication's records are written after its swap, in
+// A publication's records are written after its swap, in
 // batches (Flush), and its stage is kept until they are: a crash in between
 // leaves the stage, whose name carries its window, for the next run
 // (runner.recordUnrecorded). The crash is simulated by cancelling the

@@ -16,7 +16,7 @@ import (
 	"github.com/refill/refill/runner"
 )
 
-// Hole 9: a model file that is a named pipe is refused at once, by every
+// A model file that is a named pipe is refused at once, by every
 // command, instead of hanging.
 func TestNamedPipeModelIsRefused(t *testing.T) {
 	t.Parallel()
@@ -38,7 +38,7 @@ func TestNamedPipeModelIsRefused(t *testing.T) {
 	}
 }
 
-// Hole 8: a DuckDB file named like a schema makes names ambiguous: refused
+// A DuckDB file named like a schema makes names ambiguous: refused
 // at validate, pointing at the path.
 func TestDuckDBFileNamedLikeASchema(t *testing.T) {
 	t.Parallel()
@@ -52,7 +52,7 @@ func TestDuckDBFileNamedLikeASchema(t *testing.T) {
 	}
 }
 
-// Hole 8: a model that would overwrite a seed is refused by validate and
+// A model that would overwrite a seed is refused by validate and
 // by run, and the warehouse stays untouched.
 func TestModelOverASeedIsRefused(t *testing.T) {
 	t.Parallel()
@@ -66,7 +66,7 @@ func TestModelOverASeedIsRefused(t *testing.T) {
 	}
 }
 
-// Hole 6: a resumed run repeats the publish mode of the run it resumes.
+// A resumed run repeats the publish mode of the run it resumes.
 func TestResumeRepeatsTheShape(t *testing.T) {
 	t.Parallel()
 	dir := shop(t, nil)
@@ -108,7 +108,7 @@ func TestResumeRepeatsTheShape(t *testing.T) {
 	}
 }
 
-// Hole 6: an interrupt that arrives after the last partition started lets
+// An interrupt that arrives after the last partition started lets
 // the run finish: exit 0, run succeeded, and the summary says so.
 func TestLateInterruptLetsTheRunFinish(t *testing.T) {
 	t.Parallel()
@@ -143,7 +143,7 @@ func (c *closeOnWrite) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// Hole 4: status and plan show a dropped table's partitions as drift.
+// Status and plan show a dropped table's partitions as drift.
 func TestDroppedTableShowsAsDrift(t *testing.T) {
 	t.Parallel()
 	dir := shop(t, nil)

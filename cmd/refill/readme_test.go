@@ -11,7 +11,7 @@ import (
 	"github.com/refill/refill/runner"
 )
 
-// Hole 11: every command the README's quickstart shows works as written,
+// Every command the README's quickstart shows works as written,
 // after what `make demo` does, on a copy of the example project.
 func TestReadmeQuickstart(t *testing.T) {
 	t.Parallel()
