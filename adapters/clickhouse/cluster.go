@@ -332,7 +332,7 @@ func (a *Adapter) dropOnCluster(ctx context.Context, tag adapters.Tag, table mod
 // shardingKey is the sharding key of m's table: its clickhouse: block's
 // sharding_key, else the target's.
 func (a *Adapter) shardingKey(m *models.Model) (string, error) {
-	o, err := ParseBlock(blockOf(m))
+	o, err := parseBlock(blockOf(m))
 	return cmp.Or(o.ShardingKey, a.cluster.key), err
 }
 

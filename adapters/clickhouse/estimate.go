@@ -18,15 +18,15 @@ func (a *Adapter) Estimate(ctx context.Context, query string) (adapters.Estimate
 	if !versionAtLeast(a.server.Version, 21, 9) {
 		return adapters.Estimate{}, fmt.Errorf("EXPLAIN ESTIMATE needs ClickHouse 21.9 or later (the server is %s)", a.server.Version)
 	}
-	res, err := a.Query(ctx, EstimateSQL(query), adapters.Tag{Step: "estimate"})
+	res, err := a.Query(ctx, estimateSQL(query), adapters.Tag{Step: "estimate"})
 	if err != nil {
 		return adapters.Estimate{}, err
 	}
 	return estimateFrom(res)
 }
 
-// EstimateSQL renders the EXPLAIN ESTIMATE of query.
-func EstimateSQL(query string) string { return "EXPLAIN ESTIMATE\n" + query }
+// estimateSQL renders the EXPLAIN ESTIMATE of query.
+func estimateSQL(query string) string { return "EXPLAIN ESTIMATE\n" + query }
 
 // estimateFrom reads EXPLAIN ESTIMATE's rows: database, table, parts,
 // rows, marks.

@@ -81,11 +81,11 @@ func ledgerStatements(d Dialect, database, cluster string) []string {
 	return stmts
 }
 
-// InsertSelectStatements render rows of literals as INSERT INTO table
+// insertSelectStatements render rows of literals as INSERT INTO table
 // (columns) SELECT ... UNION ALL SELECT ..., split so that no statement
 // nears max_query_size (256 KiB) or max_ast_elements. Every value must be
 // a literal of its column's type, or NULL.
-func InsertSelectStatements(d Dialect, table models.Relation, columns []string, rows [][]string) []string {
+func insertSelectStatements(d Dialect, table models.Relation, columns []string, rows [][]string) []string {
 	const maxBytes, maxValues = 128 << 10, 10000
 	names := make([]string, len(columns))
 	for i, c := range columns {
@@ -130,35 +130,35 @@ func InsertSelectStatements(d Dialect, table models.Relation, columns []string, 
 // seconds truncates t to whole seconds, which DateTime holds.
 func seconds(t time.Time) time.Time { return t.Truncate(time.Second) }
 
-// RecordStatements render the INSERTs of records, with versions from
+// recordStatements render the INSERTs of records, with versions from
 // version.
-func RecordStatements(d Dialect, database string, records []adapters.Record, version func() uint64) []string {
+func recordStatements(d Dialect, database string, records []adapters.Record, version func() uint64) []string {
 	rows := make([][]string, len(records))
 	for i, r := range records {
 		r.WindowStart, r.WindowEnd, r.StartedAt = seconds(r.WindowStart), seconds(r.WindowEnd), seconds(r.StartedAt)
 		r.FinishedAt, r.PublishedAt = seconds(r.FinishedAt), seconds(r.PublishedAt)
 		rows[i] = append(sqlkit.RecordValues(d, r), fmt.Sprint(version()))
 	}
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.PartitionsTable},
+	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.PartitionsTable},
 		withVersion(sqlkit.PartitionColumns), rows)
 }
 
-// RunStatement renders the INSERT of run's record.
-func RunStatement(d Dialect, database string, run *adapters.Run, version uint64) string {
+// runStatement renders the INSERT of run's record.
+func runStatement(d Dialect, database string, run *adapters.Run, version uint64) string {
 	r := *run
 	r.StartedAt, r.FinishedAt = seconds(r.StartedAt), seconds(r.FinishedAt)
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.RunsTable},
+	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.RunsTable},
 		withVersion(sqlkit.RunColumns), [][]string{append(sqlkit.RunValues(d, &r), fmt.Sprint(version))})[0]
 }
 
-// LeaseStatements render the INSERTs of leases' rows.
-func LeaseStatements(d Dialect, database string, leases []adapters.Lease, version func() uint64) []string {
+// leaseStatements render the INSERTs of leases' rows.
+func leaseStatements(d Dialect, database string, leases []adapters.Lease, version func() uint64) []string {
 	rows := make([][]string, len(leases))
 	for i, l := range leases {
 		l.AcquiredAt, l.HeartbeatAt, l.ExpiresAt = seconds(l.AcquiredAt), seconds(l.HeartbeatAt), seconds(l.ExpiresAt)
 		rows[i] = append(sqlkit.LeaseValues(d, l), fmt.Sprint(version()))
 	}
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.LeasesTable},
+	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.LeasesTable},
 		withVersion(sqlkit.LeaseColumns), rows)
 }
 
@@ -262,13 +262,13 @@ func (a *Adapter) writeRecords(ctx context.Context, tag adapters.Tag, records []
 	if len(records) == 0 {
 		return nil
 	}
-	return a.execAll(ctx, tag, RecordStatements(a.d, a.cfg.LedgerSchema, records, a.nextVersion))
+	return a.execAll(ctx, tag, recordStatements(a.d, a.cfg.LedgerSchema, records, a.nextVersion))
 }
 
 // SaveRun inserts or replaces run's record. Times are stored to the
 // second.
 func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
-	return a.exec(ctx, adapters.Tag{RunID: run.ID, Step: "ledger"}, RunStatement(a.d, a.cfg.LedgerSchema, run, a.nextVersion()))
+	return a.exec(ctx, adapters.Tag{RunID: run.ID, Step: "ledger"}, runStatement(a.d, a.cfg.LedgerSchema, run, a.nextVersion()))
 }
 
 // LoadRun returns the run with id, or an error wrapping
@@ -322,7 +322,7 @@ func (a *Adapter) writeLeases(ctx context.Context, tag adapters.Tag, leases []ad
 	if len(leases) == 0 {
 		return nil
 	}
-	return a.execAll(ctx, tag, LeaseStatements(a.d, a.cfg.LedgerSchema, leases, a.nextVersion))
+	return a.execAll(ctx, tag, leaseStatements(a.d, a.cfg.LedgerSchema, leases, a.nextVersion))
 }
 
 // released is the expiry of a released lease's tombstone row.
@@ -422,14 +422,14 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 	return a.leases(ctx, adapters.Tag{Step: "ledger"}, "1 = 1", released)
 }
 
-// VersionStatements render the INSERTs of versions.
-func VersionStatements(d Dialect, database string, versions []adapters.Version, version func() uint64) []string {
+// versionStatements render the INSERTs of versions.
+func versionStatements(d Dialect, database string, versions []adapters.Version, version func() uint64) []string {
 	rows := make([][]string, len(versions))
 	for i, v := range versions {
 		v.CreatedAt, v.AcceptedAt = seconds(v.CreatedAt), seconds(v.AcceptedAt)
 		rows[i] = append(sqlkit.VersionValues(d, v), fmt.Sprint(version()))
 	}
-	return InsertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.VersionsTable},
+	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.VersionsTable},
 		withVersion(sqlkit.VersionColumns), rows)
 }
 
@@ -439,7 +439,7 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 	if len(versions) == 0 {
 		return nil
 	}
-	return a.execAll(ctx, adapters.Tag{Step: "ledger"}, VersionStatements(a.d, a.cfg.LedgerSchema, versions, a.nextVersion))
+	return a.execAll(ctx, adapters.Tag{Step: "ledger"}, versionStatements(a.d, a.cfg.LedgerSchema, versions, a.nextVersion))
 }
 
 // Versions returns the versions of the named models.

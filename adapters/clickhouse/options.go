@@ -13,10 +13,10 @@ const BlockName = "clickhouse"
 
 var _ models.BlockFunc = CheckBlock
 
-// ParseBlock decodes a model's clickhouse: block (o is nil when the model
+// parseBlock decodes a model's clickhouse: block (o is nil when the model
 // has none) into the table options it sets; those it leaves out are "",
 // for ModelTableOptions to default. Its errors name the offending line.
-func ParseBlock(o *models.Options) (TableOptions, error) {
+func parseBlock(o *models.Options) (TableOptions, error) {
 	s, err := o.Strings("engine", "order_by", "partition_by", "settings", "sharding_key")
 	return TableOptions{Engine: s["engine"], OrderBy: s["order_by"], PartitionBy: s["partition_by"], Settings: s["settings"],
 		ShardingKey: s["sharding_key"]}, err
@@ -27,7 +27,7 @@ func ParseBlock(o *models.Options) (TableOptions, error) {
 // the model's version; sharding_key says only on which shard a row lives
 // (and applies when refill creates the table).
 func CheckBlock(o *models.Options) (version string, err error) {
-	t, err := ParseBlock(o)
+	t, err := parseBlock(o)
 	t.ShardingKey = ""
 	if t == (TableOptions{}) {
 		return "", err

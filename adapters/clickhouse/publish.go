@@ -119,9 +119,9 @@ type SwapPlan struct {
 	Staged, Touched []string
 }
 
-// TouchedSQL renders the query for the IDs of target's partitions holding
+// touchedSQL renders the query for the IDs of target's partitions holding
 // rows inside w.
-func TouchedSQL(d Dialect, target models.Relation, w adapters.Window) string {
+func touchedSQL(d Dialect, target models.Relation, w adapters.Window) string {
 	if w.Whole() {
 		return PartitionsSQL(d, target)
 	}
@@ -134,10 +134,10 @@ func PartitionsSQL(d Dialect, table models.Relation) string {
 		d.QuoteString(table.Schema), d.QuoteString(table.Name))
 }
 
-// WorkStatements render the swap table of p: like the stage, holding the
+// workStatements render the swap table of p: like the stage, holding the
 // stage's partitions and the target's rows of the touched partitions that
 // lie outside the window.
-func WorkStatements(d Dialect, p SwapPlan) []string {
+func workStatements(d Dialect, p SwapPlan) []string {
 	work, stage := p.Work.Quote(d), p.Stage.Quote(d)
 	create := fmt.Sprintf("CREATE TABLE %s AS %s", work, stage)
 	if p.WorkEngine != "" {
@@ -157,9 +157,9 @@ func WorkStatements(d Dialect, p SwapPlan) []string {
 		work, p.Target.Quote(d), idList(d, p.Touched), p.Window.Predicate(d)))
 }
 
-// SwapSQL renders the ALTER that swaps source's partitions have into
+// swapSQL renders the ALTER that swaps source's partitions have into
 // target and drops target's partitions in touched that source lacks.
-func SwapSQL(d Dialect, target, source models.Relation, have, touched []string) string {
+func swapSQL(d Dialect, target, source models.Relation, have, touched []string) string {
 	var clauses []string
 	in := map[string]bool{}
 	for _, id := range have {
@@ -174,12 +174,12 @@ func SwapSQL(d Dialect, target, source models.Relation, have, touched []string) 
 	return fmt.Sprintf("ALTER TABLE %s %s", target.Quote(d), strings.Join(clauses, ", "))
 }
 
-// SplitSwapSQL renders SwapSQL's clauses as two ALTERs: the REPLACEs,
+// splitSwapSQL renders swapSQL's clauses as two ALTERs: the REPLACEs,
 // then the DROPs (each omitted when it has no clauses).
-func SplitSwapSQL(d Dialect, target, source models.Relation, have, touched []string) []string {
+func splitSwapSQL(d Dialect, target, source models.Relation, have, touched []string) []string {
 	var out []string
 	if len(have) > 0 {
-		out = append(out, SwapSQL(d, target, source, have, have))
+		out = append(out, swapSQL(d, target, source, have, have))
 	}
 	in := map[string]bool{}
 	for _, id := range have {
@@ -192,7 +192,7 @@ func SplitSwapSQL(d Dialect, target, source models.Relation, have, touched []str
 		}
 	}
 	if len(drop) > 0 {
-		out = append(out, SwapSQL(d, target, source, nil, drop))
+		out = append(out, swapSQL(d, target, source, nil, drop))
 	}
 	return out
 }
@@ -297,7 +297,7 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	if target != nil && outside {
 		p.Work = a.tableName(p.Target, adapters.KindSwap, tag.RunID)
 		defer a.drop(ctx, tag, p.Work)
-		if err := a.execAll(ctx, tag, WorkStatements(a.d, p)); err != nil {
+		if err := a.execAll(ctx, tag, workStatements(a.d, p)); err != nil {
 			return err
 		}
 		if have, err = a.ids(ctx, tag, PartitionsSQL(a.d, p.Work)); err != nil {
@@ -305,12 +305,12 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		}
 		source = p.Work
 	}
-	swap := []string{SwapSQL(a.d, p.Target, source, have, p.Touched)}
+	swap := []string{swapSQL(a.d, p.Target, source, have, p.Touched)}
 	if a.cluster != nil || a.addr != "" {
 		// A replica that is not its table's leader sends an ALTER with a
 		// DROP PARTITION to the leader, which lacks the source of the
 		// REPLACE clauses: the drops go in an ALTER of their own.
-		swap = SplitSwapSQL(a.d, p.Target, source, have, p.Touched)
+		swap = splitSwapSQL(a.d, p.Target, source, have, p.Touched)
 	}
 	if err := changing(); err != nil {
 		return err
@@ -395,7 +395,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 		if err != nil {
 			return err
 		}
-		create = CreateTableSQL(a.d, fresh, columns, opts)
+		create = createTableSQL(a.d, fresh, columns, opts)
 	}
 	if err := a.exec(ctx, tag, create); err != nil {
 		return err

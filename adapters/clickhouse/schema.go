@@ -67,12 +67,12 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 		_, err := a.createOnCluster(ctx, tag, table, columnDefs(a.d, plainColumns(columns)), opts.Clauses(), opts.ShardingKey, true)
 		return err
 	}
-	return a.exec(ctx, tag, CreateTableSQL(a.d, table, columns, opts))
+	return a.exec(ctx, tag, createTableSQL(a.d, table, columns, opts))
 }
 
-// CreateTableSQL renders CREATE TABLE IF NOT EXISTS with columns and
+// createTableSQL renders CREATE TABLE IF NOT EXISTS with columns and
 // options.
-func CreateTableSQL(d Dialect, table models.Relation, columns []adapters.TableColumn, o TableOptions) string {
+func createTableSQL(d Dialect, table models.Relation, columns []adapters.TableColumn, o TableOptions) string {
 	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s) %s", table.Quote(d), columnDefs(d, plainColumns(columns)), o.Clauses())
 }
 
@@ -85,10 +85,10 @@ func plainColumns(columns []adapters.TableColumn) []column {
 	return out
 }
 
-// AlterStatements render the part of change that table (whose columns
+// alterStatements render the part of change that table (whose columns
 // are have) still lacks: 18.16 knows no ADD COLUMN IF NOT EXISTS, so the
 // columns are compared first, which makes applying a change twice safe.
-func AlterStatements(d Dialect, table models.Relation, have []adapters.TableColumn, change *adapters.SchemaChange) []string {
+func alterStatements(d Dialect, table models.Relation, have []adapters.TableColumn, change *adapters.SchemaChange) []string {
 	if change.Empty() {
 		return nil
 	}
@@ -128,7 +128,7 @@ func (a *Adapter) alter(ctx context.Context, tag adapters.Tag, table models.Rela
 		return err
 	}
 	defer a.forget(table)
-	return a.execAll(ctx, tag, AlterStatements(a.d, table, have, change))
+	return a.execAll(ctx, tag, alterStatements(a.d, table, have, change))
 }
 
 // Fit says how values of ClickHouse type from fit a column of type to.

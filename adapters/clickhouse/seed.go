@@ -75,7 +75,7 @@ func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.
 		return err
 	}
 	atomicDB := len(res.Rows) == 1 && res.Rows[0][0] == "Atomic"
-	swap, leftover := SeedSwapStatements(a.d, table, tmp, old, existing != nil, atomicDB)
+	swap, leftover := seedSwapStatements(a.d, table, tmp, old, existing != nil, atomicDB)
 	for i := range swap {
 		swap[i] += a.onCluster()
 	}
@@ -145,7 +145,7 @@ func seedStatements(d Dialect, seed *models.Seed, tmp models.Relation, on, engin
 			rows[r][i] = seedLiteral(d, seed.Columns[i].Type, v)
 		}
 	}
-	return append(stmts, InsertSelectStatements(d, tmp, names, rows)...)
+	return append(stmts, insertSelectStatements(d, tmp, names, rows)...)
 }
 
 // seedType is column i's type: d.ColumnType, except that a timestamp
@@ -192,11 +192,11 @@ func seedLiteral(d Dialect, t models.ColumnType, v any) string {
 	return lit
 }
 
-// SeedSwapStatements render the swap of a loaded tmp into table and
+// seedSwapStatements render the swap of a loaded tmp into table and
 // return the table left to drop afterwards (zero if none): EXCHANGE
 // TABLES on an Atomic database, else RENAME TABLE table TO old, tmp TO
 // table.
-func SeedSwapStatements(d Dialect, table, tmp, old models.Relation, exists, atomicDB bool) ([]string, models.Relation) {
+func seedSwapStatements(d Dialect, table, tmp, old models.Relation, exists, atomicDB bool) ([]string, models.Relation) {
 	switch {
 	case !exists:
 		return []string{fmt.Sprintf("RENAME TABLE %s TO %s", tmp.Quote(d), table.Quote(d))}, models.Relation{}

@@ -22,7 +22,7 @@ type TableOptions struct {
 }
 
 // ModelTableOptions returns the table options of m (its clickhouse:
-// block, see ParseBlock) with defaults: engine MergeTree(); PARTITION BY
+// block, see parseBlock) with defaults: engine MergeTree(); PARTITION BY
 // toYYYYMMDD(col) for hour grains, toYYYYMM(col) for day, week and month,
 // toYear(col) for year, the column itself for list models and nothing for
 // whole tables; ORDER BY the partition column, or tuple().
@@ -39,7 +39,7 @@ func modelTableOptions(d Dialect, m *models.Model, nullable bool) (TableOptions,
 	if m != nil {
 		c = m.Config
 	}
-	o, err := ParseBlock(blockOf(m))
+	o, err := parseBlock(blockOf(m))
 	if err != nil {
 		return TableOptions{}, err
 	}
@@ -91,18 +91,18 @@ func (o TableOptions) Clauses() string {
 // comment cannot swallow the closing parenthesis.
 func subquery(query string) string { return "(\n" + query + "\n)" }
 
-// CreateStageSQL renders the stage of a model whose table does not exist
+// createStageSQL renders the stage of a model whose table does not exist
 // yet: CREATE TABLE ... AS SELECT, with the model's table options. Publish
 // creates the target from the stage, so a stage that fails verification
 // never creates the target.
-func CreateStageSQL(d Dialect, stage models.Relation, o TableOptions, query string) string {
+func createStageSQL(d Dialect, stage models.Relation, o TableOptions, query string) string {
 	return fmt.Sprintf("CREATE TABLE %s %s AS SELECT * FROM %s", stage.Quote(d), o.Clauses(), subquery(query))
 }
 
-// StageIntoStatements render the stage of a model whose table exists: a
+// stageIntoStatements render the stage of a model whose table exists: a
 // table like the target (same columns, engine, partition key) and an
 // INSERT of the query's columns by name, in the target's order.
-func StageIntoStatements(d Dialect, stage, target models.Relation, columns []string, query string) []string {
+func stageIntoStatements(d Dialect, stage, target models.Relation, columns []string, query string) []string {
 	names := make([]string, len(columns))
 	for i, c := range columns {
 		names[i] = d.QuoteIdent(c)
@@ -114,12 +114,12 @@ func StageIntoStatements(d Dialect, stage, target models.Relation, columns []str
 	}
 }
 
-// CreateStageLikeSQL renders, in one statement, the stage of a model whose
+// createStageLikeSQL renders, in one statement, the stage of a model whose
 // table exists and has only ordinary columns: a table with the target's
 // engine clause (so the same partition key, sorting key and settings, as
 // REPLACE PARTITION needs) created from the query's columns cast to the
 // target's types, in the target's order.
-func CreateStageLikeSQL(d Dialect, stage models.Relation, engine string, columns []adapters.TableColumn, query string) string {
+func createStageLikeSQL(d Dialect, stage models.Relation, engine string, columns []adapters.TableColumn, query string) string {
 	exprs := make([]string, len(columns))
 	for i, c := range columns {
 		q := d.QuoteIdent(c.Name)
@@ -198,7 +198,7 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 				req.Window.Column, a.server.Version, q, q)
 		}
 		state.key = opts.PartitionBy
-		stmts = []string{CreateStageSQL(a.d, rel, opts, req.Query)}
+		stmts = []string{createStageSQL(a.d, rel, opts, req.Query)}
 	} else {
 		state.key = target.PartitionKey
 		if err := a.swappable(target, structure); err != nil {
@@ -215,13 +215,13 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		// would claim the table's ZooKeeper path.
 		engine := unreplicated(target.EngineClause)
 		if req.Change.Empty() && target.plain() && len(names) == len(final) && target.EngineClause != "" {
-			stmts = []string{CreateStageLikeSQL(a.d, rel, engine, tableColumns(final), req.Query)}
+			stmts = []string{createStageLikeSQL(a.d, rel, engine, tableColumns(final), req.Query)}
 		} else {
-			into := StageIntoStatements(a.d, rel, structure, names, req.Query)
+			into := stageIntoStatements(a.d, rel, structure, names, req.Query)
 			if engine != target.EngineClause {
 				into[0] += " " + engine
 			}
-			stmts = append(append(into[:1:1], AlterStatements(a.d, rel, tableColumns(target.Columns), req.Change)...), into[1:]...)
+			stmts = append(append(into[:1:1], alterStatements(a.d, rel, tableColumns(target.Columns), req.Change)...), into[1:]...)
 		}
 		cols = final
 	}

@@ -143,7 +143,7 @@ func (a *Adapter) targetPartsSQL(st *adapters.Stage, target models.Relation, pr 
 			pr.lo, pr.hi, d.QuoteString(target.Schema), d.QuoteString(target.Name), pr.hi, start, pr.lo, end,
 			d.QuoteString(st.Relation.Schema), d.QuoteString(st.Relation.Name))
 	}
-	return fmt.Sprintf("SELECT 't', *, toUInt64(0), '', '' FROM (%s)", TouchedSQL(d, target, w))
+	return fmt.Sprintf("SELECT 't', *, toUInt64(0), '', '' FROM (%s)", touchedSQL(d, target, w))
 }
 
 // readTargetParts reads the rows of targetPartsSQL: the touched

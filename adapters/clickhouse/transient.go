@@ -48,15 +48,15 @@ var transientCodes = map[int32]string{
 	999: "KEEPER_EXCEPTION",
 }
 
-// Transient reports whether err is worth retrying; see IsTransient.
-func (a *Adapter) Transient(err error) bool { return IsTransient(err) }
+// Transient reports whether err is worth retrying; see isTransient.
+func (a *Adapter) Transient(err error) bool { return isTransient(err) }
 
-// IsTransient reports whether err is worth retrying: errors marked with
+// isTransient reports whether err is worth retrying: errors marked with
 // adapters.TransientError, server exceptions with a code of overload or
 // timeout (see transientCodes), and lost or refused connections. A
 // cancelled or expired context is not transient (the caller gave up); nor
 // is any other server exception, whatever its message says.
-func IsTransient(err error) bool {
+func isTransient(err error) bool {
 	if transient, known := adapters.KnownTransience(err); known {
 		return transient
 	}

@@ -16,14 +16,14 @@ func (a *Adapter) ledgerTable(name string) string {
 	return models.Relation{Schema: a.cfg.LedgerSchema, Name: name}.Quote(a.d)
 }
 
-// LedgerStatements renders the DDL that creates the ledger.
-func LedgerStatements(d Dialect, schema string) []string {
+// ledgerStatements renders the DDL that creates the ledger.
+func ledgerStatements(d Dialect, schema string) []string {
 	return append([]string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(schema)}, sqlkit.LedgerTablesSQL(d, schema)...)
 }
 
 // SetupLedger creates the ledger schema and tables if missing.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	return a.exec(ctx, LedgerStatements(a.d, a.cfg.LedgerSchema)...)
+	return a.exec(ctx, ledgerStatements(a.d, a.cfg.LedgerSchema)...)
 }
 
 func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
@@ -180,11 +180,11 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 	}
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.exec(ctx, VersionStatements(a.d, a.cfg.LedgerSchema, versions)...)
+	return a.exec(ctx, versionStatements(a.d, a.cfg.LedgerSchema, versions)...)
 }
 
-// VersionStatements render SaveVersions.
-func VersionStatements(d Dialect, ledgerSchema string, versions []adapters.Version) []string {
+// versionStatements render SaveVersions.
+func versionStatements(d Dialect, ledgerSchema string, versions []adapters.Version) []string {
 	t := models.Relation{Schema: ledgerSchema, Name: sqlkit.VersionsTable}.Quote(d)
 	keys := make([]string, len(versions))
 	rows := make([][]string, len(versions))

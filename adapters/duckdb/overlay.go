@@ -23,11 +23,11 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 		runID = stages[0].Tag.RunID
 	}
 	view := a.stageRelation(target, adapters.KindOverlay, runID)
-	return view, a.run(ctx, OverlaySQL(a.d, view, a.qualified(target), exists, stages))
+	return view, a.run(ctx, overlaySQL(a.d, view, a.qualified(target), exists, stages))
 }
 
-// OverlaySQL renders the CREATE VIEW of Overlay.
-func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage) string {
+// overlaySQL renders the CREATE VIEW of Overlay.
+func overlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage) string {
 	return sqlkit.OverlaySQL(d, view, target, targetExists, stages, "*", "UNION ALL BY NAME")
 }
 

@@ -29,11 +29,6 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	return err
 }
 
-// PublishStatements renders the statements of one Publish transaction.
-func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap) []string {
-	return publishStatements(d, ledgerSchema, swaps, nil)
-}
-
 // publishStatements renders a Publish, without creating the targets in
 // known, which earlier swaps of this adapter created or found.
 func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, known map[string]bool) []string {
@@ -47,7 +42,7 @@ func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, kn
 			}
 			stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s AS SELECT * FROM %s LIMIT 0", target, stage))
 		}
-		stmts = append(stmts, AlterStatements(d, st.Target, sw.Change)...)
+		stmts = append(stmts, alterStatements(d, st.Target, sw.Change)...)
 		stmts = append(stmts,
 			fmt.Sprintf("DELETE FROM %s WHERE %s", target, st.Window.Predicate(d)),
 			fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM %s", target, stage),
@@ -73,11 +68,11 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	delete(a.targets, target.String())
-	return a.exec(ctx, RebuildStatements(a.d, a.cfg.LedgerSchema, a.resolve(target), stages, records, columns)...)
+	return a.exec(ctx, rebuildStatements(a.d, a.cfg.LedgerSchema, a.resolve(target), stages, records, columns)...)
 }
 
-// RebuildStatements render the transaction of Rebuild.
-func RebuildStatements(d Dialect, ledgerSchema string, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) []string {
+// rebuildStatements render the transaction of Rebuild.
+func rebuildStatements(d Dialect, ledgerSchema string, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) []string {
 	t := target.Quote(d)
 	stmts := []string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(target.Schema), "DROP TABLE IF EXISTS " + t}
 	if columns != nil {

@@ -69,9 +69,9 @@ func createTableSQL(d Dialect, table models.Relation, columns []adapters.TableCo
 	return fmt.Sprintf("CREATE TABLE %s%s (%s)", ine, table.Quote(d), strings.Join(defs, ", "))
 }
 
-// AlterStatements render a schema change of table, each statement
+// alterStatements render a schema change of table, each statement
 // idempotent.
-func AlterStatements(d Dialect, table models.Relation, c *adapters.SchemaChange) []string {
+func alterStatements(d Dialect, table models.Relation, c *adapters.SchemaChange) []string {
 	if c.Empty() {
 		return nil
 	}

@@ -17,11 +17,11 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 	if table.Schema == "" {
 		table.Schema = a.cfg.Schema
 	}
-	return a.exec(ctx, SeedStatements(a.d, seed, table)...)
+	return a.exec(ctx, seedStatements(a.d, seed, table)...)
 }
 
-// SeedStatements renders the statements that load seed into table.
-func SeedStatements(d Dialect, seed *models.Seed, table models.Relation) []string {
+// seedStatements renders the statements that load seed into table.
+func seedStatements(d Dialect, seed *models.Seed, table models.Relation) []string {
 	defs := make([]string, len(seed.Columns))
 	for i, c := range seed.Columns {
 		defs[i] = d.QuoteIdent(c.Name) + " " + d.ColumnType(c.Type)

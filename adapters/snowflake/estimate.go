@@ -14,7 +14,7 @@ var _ adapters.Estimator = (*Adapter)(nil)
 // bytes of how many micro-partitions it assigns to it (EXPLAIN USING JSON,
 // GlobalStats). Snowflake does not estimate rows.
 func (a *Adapter) Estimate(ctx context.Context, query string) (adapters.Estimate, error) {
-	res, err := a.Query(ctx, EstimateSQL(query), adapters.Tag{Step: "estimate"})
+	res, err := a.Query(ctx, estimateSQL(query), adapters.Tag{Step: "estimate"})
 	if err != nil {
 		return adapters.Estimate{}, err
 	}
@@ -25,8 +25,8 @@ func (a *Adapter) Estimate(ctx context.Context, query string) (adapters.Estimate
 	return estimateFrom(text)
 }
 
-// EstimateSQL renders the EXPLAIN of query.
-func EstimateSQL(query string) string { return "EXPLAIN USING JSON\n" + query }
+// estimateSQL renders the EXPLAIN of query.
+func estimateSQL(query string) string { return "EXPLAIN USING JSON\n" + query }
 
 // estimateFrom reads the GlobalStats of an EXPLAIN USING JSON plan.
 func estimateFrom(plan string) (adapters.Estimate, error) {

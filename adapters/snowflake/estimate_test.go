@@ -14,7 +14,7 @@ func TestEstimateFromExplain(t *testing.T) {
 	if _, err := estimateFrom("not json"); err == nil {
 		t.Error("a broken plan parsed")
 	}
-	if got := EstimateSQL("SELECT 1"); got != "EXPLAIN USING JSON\nSELECT 1" {
-		t.Errorf("EstimateSQL = %q", got)
+	if got := estimateSQL("SELECT 1"); got != "EXPLAIN USING JSON\nSELECT 1" {
+		t.Errorf("estimateSQL = %q", got)
 	}
 }

@@ -17,15 +17,15 @@ func ledgerTable(d Dialect, schema, name string) string {
 
 var ledgerTables = []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}
 
-// LedgerStatements renders the DDL that creates the ledger: its schema and
+// ledgerStatements renders the DDL that creates the ledger: its schema and
 // its tables.
-func LedgerStatements(d Dialect, schema string) []string {
-	return append([]string{CreateSchemaSQL(d, "", schema)}, sqlkit.LedgerTablesSQL(d, schema)...)
+func ledgerStatements(d Dialect, schema string) []string {
+	return append([]string{createSchemaSQL(d, "", schema)}, sqlkit.LedgerTablesSQL(d, schema)...)
 }
 
-// LedgerTablesQuery renders the query counting the ledger's tables that
+// ledgerTablesQuery renders the query counting the ledger's tables that
 // exist.
-func LedgerTablesQuery(d Dialect, schema string) string {
+func ledgerTablesQuery(d Dialect, schema string) string {
 	names := make([]string, len(ledgerTables))
 	for i, t := range ledgerTables {
 		names[i] = d.QuoteString(d.Fold(t))
@@ -44,11 +44,11 @@ func (a *Adapter) SetupLedger(ctx context.Context) error {
 		return err
 	}
 	defer s.close()
-	if n, err := s.count(LedgerTablesQuery(a.d, a.cfg.LedgerSchema)); err != nil || n == int64(len(ledgerTables)) {
+	if n, err := s.count(ledgerTablesQuery(a.d, a.cfg.LedgerSchema)); err != nil || n == int64(len(ledgerTables)) {
 		return err
 	}
-	stmts := LedgerStatements(a.d, a.cfg.LedgerSchema)
-	if n, err := s.count(SchemaExistsQuery(a.d, "", a.cfg.LedgerSchema)); err != nil {
+	stmts := ledgerStatements(a.d, a.cfg.LedgerSchema)
+	if n, err := s.count(schemaExistsQuery(a.d, "", a.cfg.LedgerSchema)); err != nil {
 		return err
 	} else if n > 0 {
 		stmts = stmts[1:]
@@ -77,8 +77,8 @@ func (a *Adapter) ledgerSession(ctx context.Context, table string) (*session, bo
 	return s, ok, nil
 }
 
-// PartitionsQuery renders the read of the named models' records.
-func PartitionsQuery(d Dialect, schema string, names []string) string {
+// partitionsQuery renders the read of the named models' records.
+func partitionsQuery(d Dialect, schema string, names []string) string {
 	quoted := make([]string, len(names))
 	for i, n := range names {
 		quoted[i] = d.QuoteString(n)
@@ -103,7 +103,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	if !ok {
 		return nil, nil
 	}
-	res, err := s.query(PartitionsQuery(a.d, a.cfg.LedgerSchema, names))
+	res, err := s.query(partitionsQuery(a.d, a.cfg.LedgerSchema, names))
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +121,11 @@ func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Recor
 		return err
 	}
 	defer s.close()
-	return s.transaction(RecordPartitionsStatements(a.d, a.cfg.LedgerSchema, records))
+	return s.transaction(recordPartitionsStatements(a.d, a.cfg.LedgerSchema, records))
 }
 
-// RecordPartitionsStatements renders the transaction of RecordPartitions.
-func RecordPartitionsStatements(d Dialect, schema string, records []adapters.Record) []string {
+// recordPartitionsStatements renders the transaction of RecordPartitions.
+func recordPartitionsStatements(d Dialect, schema string, records []adapters.Record) []string {
 	return inTransaction(RecordStatements(d, schema, records))
 }
 
@@ -133,8 +133,8 @@ func inTransaction(stmts []string) []string {
 	return append(append([]string{BeginSQL}, stmts...), CommitSQL)
 }
 
-// SaveRunStatements renders the transaction that inserts or replaces run.
-func SaveRunStatements(d Dialect, schema string, run *adapters.Run) []string {
+// saveRunStatements renders the transaction that inserts or replaces run.
+func saveRunStatements(d Dialect, schema string, run *adapters.Run) []string {
 	t := ledgerTable(d, schema, sqlkit.RunsTable)
 	return inTransaction([]string{
 		fmt.Sprintf("DELETE FROM %s WHERE %s = %s", t, d.QuoteIdent("run_id"), d.QuoteString(run.ID)),
@@ -150,11 +150,11 @@ func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
 		return err
 	}
 	defer s.close()
-	return s.transaction(SaveRunStatements(a.d, a.cfg.LedgerSchema, run))
+	return s.transaction(saveRunStatements(a.d, a.cfg.LedgerSchema, run))
 }
 
-// LoadRunQuery renders the read of one run.
-func LoadRunQuery(d Dialect, schema, id string) string {
+// loadRunQuery renders the read of one run.
+func loadRunQuery(d Dialect, schema, id string) string {
 	return fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s", sqlkit.ColumnNames(d, sqlkit.RunColumns),
 		ledgerTable(d, schema, sqlkit.RunsTable), d.QuoteIdent("run_id"), d.QuoteString(id))
 }
@@ -170,7 +170,7 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s (the ledger is empty)", adapters.ErrRunNotFound, id)
 	}
-	res, err := s.query(LoadRunQuery(a.d, a.cfg.LedgerSchema, id))
+	res, err := s.query(loadRunQuery(a.d, a.cfg.LedgerSchema, id))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 	return sqlkit.RunFromRow(res.Rows[0])
 }
 
-// LeaseStatements renders the statements of AcquireLease, which run in
+// leaseStatements renders the statements of AcquireLease, which run in
 // this order inside one transaction: lock deletes l's table's leases that
 // are l.RunID's own or expired at l.AcquiredAt, insert writes l, and check
 // selects the other runs' leases on the table that are still valid. The
@@ -188,7 +188,7 @@ func (a *Adapter) LoadRun(ctx context.Context, id string) (*adapters.Run, error)
 // transaction ends (UPDATE, DELETE and MERGE on a table do not run in
 // parallel), so check, a new statement, sees every lease committed before
 // the lock was granted: two runs cannot both see none.
-func LeaseStatements(d Dialect, schema string, l adapters.Lease) (lock, insert, check string) {
+func leaseStatements(d Dialect, schema string, l adapters.Lease) (lock, insert, check string) {
 	t := ledgerTable(d, schema, sqlkit.LeasesTable)
 	table, run, at := d.QuoteString(l.Table), d.QuoteString(l.RunID), d.Timestamp(l.AcquiredAt)
 	lock = fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND (%s = %s OR %s <= %s)", t,
@@ -210,7 +210,7 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 		return err
 	}
 	defer s.close()
-	lock, insert, check := LeaseStatements(a.d, a.cfg.LedgerSchema, l)
+	lock, insert, check := leaseStatements(a.d, a.cfg.LedgerSchema, l)
 	if err := s.exec(BeginSQL); err != nil {
 		return err
 	}
@@ -240,8 +240,8 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 	return nil
 }
 
-// RenewLeasesSQL renders the statement that extends runID's leases.
-func RenewLeasesSQL(d Dialect, schema, runID string, now, expires time.Time) string {
+// renewLeasesSQL renders the statement that extends runID's leases.
+func renewLeasesSQL(d Dialect, schema, runID string, now, expires time.Time) string {
 	return fmt.Sprintf("UPDATE %s SET %s = %s, %s = %s WHERE %s = %s", ledgerTable(d, schema, sqlkit.LeasesTable),
 		d.QuoteIdent("heartbeat_at"), d.Timestamp(now), d.QuoteIdent("expires_at"), d.Timestamp(expires),
 		d.QuoteIdent("run_id"), d.QuoteString(runID))
@@ -249,18 +249,18 @@ func RenewLeasesSQL(d Dialect, schema, runID string, now, expires time.Time) str
 
 // RenewLeases extends runID's leases.
 func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires time.Time) error {
-	return a.ledgerExec(ctx, runID, RenewLeasesSQL(a.d, a.cfg.LedgerSchema, runID, now, expires))
+	return a.ledgerExec(ctx, runID, renewLeasesSQL(a.d, a.cfg.LedgerSchema, runID, now, expires))
 }
 
-// ReleaseLeasesSQL renders the statement that drops runID's leases.
-func ReleaseLeasesSQL(d Dialect, schema, runID string) string {
+// releaseLeasesSQL renders the statement that drops runID's leases.
+func releaseLeasesSQL(d Dialect, schema, runID string) string {
 	return fmt.Sprintf("DELETE FROM %s WHERE %s = %s", ledgerTable(d, schema, sqlkit.LeasesTable),
 		d.QuoteIdent("run_id"), d.QuoteString(runID))
 }
 
 // ReleaseLeases drops runID's leases.
 func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
-	return a.ledgerExec(ctx, runID, ReleaseLeasesSQL(a.d, a.cfg.LedgerSchema, runID))
+	return a.ledgerExec(ctx, runID, releaseLeasesSQL(a.d, a.cfg.LedgerSchema, runID))
 }
 
 // ledgerExec runs one autocommitted ledger statement.
@@ -273,8 +273,8 @@ func (a *Adapter) ledgerExec(ctx context.Context, runID, query string) error {
 	return s.exec(query)
 }
 
-// RunsQuery renders the read of the latest runs.
-func RunsQuery(d Dialect, schema string, limit int) string {
+// runsQuery renders the read of the latest runs.
+func runsQuery(d Dialect, schema string, limit int) string {
 	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s DESC, %s DESC LIMIT %d", sqlkit.ColumnNames(d, sqlkit.RunColumns),
 		ledgerTable(d, schema, sqlkit.RunsTable), d.QuoteIdent("started_at"), d.QuoteIdent("run_id"), limit)
 }
@@ -289,7 +289,7 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 	if !ok {
 		return nil, nil
 	}
-	res, err := s.query(RunsQuery(a.d, a.cfg.LedgerSchema, limit))
+	res, err := s.query(runsQuery(a.d, a.cfg.LedgerSchema, limit))
 	if err != nil {
 		return nil, err
 	}
@@ -304,8 +304,8 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 	return out, nil
 }
 
-// LeasesQuery renders the read of every lease.
-func LeasesQuery(d Dialect, schema string) string {
+// leasesQuery renders the read of every lease.
+func leasesQuery(d Dialect, schema string) string {
 	return fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", sqlkit.ColumnNames(d, sqlkit.LeaseColumns),
 		ledgerTable(d, schema, sqlkit.LeasesTable), d.QuoteIdent("table_name"))
 }
@@ -320,7 +320,7 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 	if !ok {
 		return nil, nil
 	}
-	res, err := s.query(LeasesQuery(a.d, a.cfg.LedgerSchema))
+	res, err := s.query(leasesQuery(a.d, a.cfg.LedgerSchema))
 	if err != nil {
 		return nil, err
 	}
@@ -335,8 +335,8 @@ func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
 	return out, nil
 }
 
-// VersionStatements render the transaction of SaveVersions.
-func VersionStatements(d Dialect, schema string, versions []adapters.Version) []string {
+// versionStatements render the transaction of SaveVersions.
+func versionStatements(d Dialect, schema string, versions []adapters.Version) []string {
 	t := ledgerTable(d, schema, sqlkit.VersionsTable)
 	var stmts []string
 	for _, v := range versions {
@@ -360,11 +360,11 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 		return err
 	}
 	defer s.close()
-	return s.transaction(VersionStatements(a.d, a.cfg.LedgerSchema, versions))
+	return s.transaction(versionStatements(a.d, a.cfg.LedgerSchema, versions))
 }
 
-// VersionsQuery renders the read of the named models' versions.
-func VersionsQuery(d Dialect, schema string, names []string) string {
+// versionsQuery renders the read of the named models' versions.
+func versionsQuery(d Dialect, schema string, names []string) string {
 	list, _ := models.Literal(d, names)
 	return fmt.Sprintf("SELECT %s FROM %s WHERE %s IN %s ORDER BY %s, %s", sqlkit.ColumnNames(d, sqlkit.VersionColumns),
 		ledgerTable(d, schema, sqlkit.VersionsTable), d.QuoteIdent("model"), list, d.QuoteIdent("model"), d.QuoteIdent("created_at"))
@@ -383,7 +383,7 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	if !ok {
 		return nil, nil
 	}
-	res, err := s.query(VersionsQuery(a.d, a.cfg.LedgerSchema, names))
+	res, err := s.query(versionsQuery(a.d, a.cfg.LedgerSchema, names))
 	if err != nil {
 		return nil, err
 	}
@@ -417,5 +417,5 @@ func (a *Adapter) DropTable(ctx context.Context, table models.Relation) error {
 	if table.Schema == "" {
 		table.Schema = a.cfg.Schema
 	}
-	return s.exec(DropSQL(a.d, "TABLE", table))
+	return s.exec(dropSQL(a.d, "TABLE", table))
 }

@@ -36,13 +36,13 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 	}
 	exists = exists && !replace
 	view := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(target, adapters.KindOverlay, stages[0].Tag.RunID)}
-	return view, s.exec(OverlaySQL(a.d, view, target, exists, stages, cols))
+	return view, s.exec(overlaySQL(a.d, view, target, exists, stages, cols))
 }
 
-// OverlaySQL renders the CREATE VIEW of Overlay. A target row is kept when
+// overlaySQL renders the CREATE VIEW of Overlay. A target row is kept when
 // it lies outside every stage's window; a row whose partition column is
 // NULL lies outside them all, as it survives Publish's DELETE.
-func OverlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage, cols []Column) string {
+func overlaySQL(d Dialect, view, target models.Relation, targetExists bool, stages []*adapters.Stage, cols []Column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = d.QuoteExact(c.Name)
@@ -57,5 +57,5 @@ func (a *Adapter) DropOverlay(ctx context.Context, view models.Relation) error {
 		return err
 	}
 	defer s.close()
-	return s.exec(DropSQL(a.d, "VIEW", view))
+	return s.exec(dropSQL(a.d, "VIEW", view))
 }

@@ -59,14 +59,14 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 		}
 		if !exists {
 			plans[i].CreateTable = true
-			n, err := s.count(SchemaExistsQuery(a.d, st.Target.Database, st.Target.Schema))
+			n, err := s.count(schemaExistsQuery(a.d, st.Target.Database, st.Target.Schema))
 			if err != nil {
 				return err
 			}
 			plans[i].CreateSchema = n == 0
 		}
 	}
-	setup, tx := PublishStatements(a.d, a.cfg.LedgerSchema, swaps, plans)
+	setup, tx := publishStatements(a.d, a.cfg.LedgerSchema, swaps, plans)
 	for _, q := range setup {
 		if err := s.exec(q); err != nil {
 			return err
@@ -97,11 +97,11 @@ func publishTag(swaps []adapters.Swap) adapters.Tag {
 	return t
 }
 
-// PublishStatements renders a publish: setup creates the missing schemas
+// publishStatements renders a publish: setup creates the missing schemas
 // and target tables, and runs first; tx is the transaction, from BEGIN
 // TRANSACTION to COMMIT: each swap's DELETE of its window and INSERT from
 // its stage, then the ledger records of every swap.
-func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, plans []SwapPlan) (setup, tx []string) {
+func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, plans []SwapPlan) (setup, tx []string) {
 	created := map[string]bool{}
 	var records []adapters.Record
 	tx = []string{BeginSQL}
@@ -110,13 +110,13 @@ func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, pl
 		schemaKey := st.Target.Database + "." + st.Target.Schema
 		if plan.CreateSchema && st.Target.Schema != "" && !created[schemaKey] {
 			created[schemaKey] = true
-			setup = append(setup, CreateSchemaSQL(d, st.Target.Database, st.Target.Schema))
+			setup = append(setup, createSchemaSQL(d, st.Target.Database, st.Target.Schema))
 		}
 		if plan.CreateTable && !created[st.Target.String()] {
 			created[st.Target.String()] = true
-			setup = append(setup, CreateTableSQL(d, st.Target, plan.Columns, modelOptions(st.Model).ClusterBy))
+			setup = append(setup, createTableSQL(d, st.Target, plan.Columns, modelOptions(st.Model).ClusterBy))
 		}
-		setup = append(setup, AlterStatements(d, st.Target, sw.Change)...)
+		setup = append(setup, alterStatements(d, st.Target, sw.Change)...)
 		names := make([]string, len(plan.Columns))
 		for j, c := range plan.Columns {
 			names[j] = d.QuoteExact(c.Name)
@@ -132,10 +132,10 @@ func PublishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, pl
 	return setup, append(tx, CommitSQL)
 }
 
-// CreateTableSQL renders the CREATE TABLE of a missing target, with the
+// createTableSQL renders the CREATE TABLE of a missing target, with the
 // stage's columns (types widened, see TargetType) and the model's
 // snowflake.cluster_by expression, if any.
-func CreateTableSQL(d Dialect, target models.Relation, cols []Column, clusterBy string) string {
+func createTableSQL(d Dialect, target models.Relation, cols []Column, clusterBy string) string {
 	defs := make([]string, len(cols))
 	for i, c := range cols {
 		defs[i] = d.QuoteExact(c.Name) + " " + c.Type

@@ -63,7 +63,7 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 	if err := a.ensureSchema(s, table.Database, table.Schema); err != nil {
 		return err
 	}
-	return s.exec(CreateTableSQL(a.d, table, declaredColumns(a.d, columns), modelOptions(m).ClusterBy))
+	return s.exec(createTableSQL(a.d, table, declaredColumns(a.d, columns), modelOptions(m).ClusterBy))
 }
 
 // declaredColumns names declared columns as Snowflake stores them.
@@ -75,10 +75,10 @@ func declaredColumns(d Dialect, cols []adapters.TableColumn) []Column {
 	return out
 }
 
-// AlterStatements render a schema change of table; each is idempotent.
+// alterStatements render a schema change of table; each is idempotent.
 // They are DDL, which Snowflake commits at once, so they run before the
 // publish's transaction.
-func AlterStatements(d Dialect, table models.Relation, c *adapters.SchemaChange) []string {
+func alterStatements(d Dialect, table models.Relation, c *adapters.SchemaChange) []string {
 	if c.Empty() {
 		return nil
 	}
@@ -172,7 +172,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	fresh := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(target, adapters.KindSwap, tag.RunID)}
 	defer func() {
 		s.ctx = context.WithoutCancel(s.ctx)
-		s.exec(DropSQL(a.d, "TABLE", fresh))
+		s.exec(dropSQL(a.d, "TABLE", fresh))
 	}()
 	exists, err := s.tableExists(target)
 	if err != nil {
@@ -183,7 +183,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 		r.State, r.Error = adapters.StatePending, ""
 		pending[i] = r
 	}
-	for _, q := range RebuildStatements(a.d, a.cfg.LedgerSchema, target, fresh, stages, cols, modelOptions(stages[0].Model).ClusterBy, exists, pending, records) {
+	for _, q := range rebuildStatements(a.d, a.cfg.LedgerSchema, target, fresh, stages, cols, modelOptions(stages[0].Model).ClusterBy, exists, pending, records) {
 		if len(q) > 1 && q[0] == BeginSQL {
 			err = s.transaction(q)
 		} else {
@@ -196,16 +196,16 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	return nil
 }
 
-// RebuildStatements render Rebuild as steps: a step of one statement runs
+// rebuildStatements render Rebuild as steps: a step of one statement runs
 // alone, a step from BEGIN to COMMIT as a transaction.
-func RebuildStatements(d Dialect, ledgerSchema string, target, fresh models.Relation, stages []*adapters.Stage, cols []Column, clusterBy string,
+func rebuildStatements(d Dialect, ledgerSchema string, target, fresh models.Relation, stages []*adapters.Stage, cols []Column, clusterBy string,
 	exists bool, pending, records []adapters.Record) [][]string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = d.QuoteExact(c.Name)
 	}
 	list := strings.Join(names, ", ")
-	steps := [][]string{{CreateTableSQL(d, fresh, cols, clusterBy)}}
+	steps := [][]string{{createTableSQL(d, fresh, cols, clusterBy)}}
 	for _, st := range stages {
 		steps = append(steps, []string{fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", fresh.Quote(d), list, list, st.Relation.Quote(d))})
 	}

@@ -41,7 +41,7 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 	for _, q := range SeedStatements(a.d, seed, table, load) {
 		if err := s.exec(q); err != nil {
 			s.ctx = context.WithoutCancel(s.ctx)
-			s.exec(DropSQL(a.d, "TABLE", load))
+			s.exec(dropSQL(a.d, "TABLE", load))
 			return err
 		}
 	}
@@ -83,5 +83,5 @@ func SeedStatements(d Dialect, seed *models.Seed, table, load models.Relation) [
 	flush()
 	return append(stmts,
 		fmt.Sprintf("CREATE OR REPLACE TABLE %s COPY GRANTS AS SELECT %s FROM %s", table.Quote(d), list, load.Quote(d)),
-		DropSQL(d, "TABLE", load))
+		dropSQL(d, "TABLE", load))
 }

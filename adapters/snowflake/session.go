@@ -28,8 +28,8 @@ const maxQueryTag = 2000
 // ... GROUP BY 1. It is at most 2,000 characters, Snowflake's limit.
 func QueryTag(t adapters.Tag) string { return t.JSON(maxQueryTag) }
 
-// UseWarehouseSQL renders USE WAREHOUSE for a warehouse's stored name.
-func UseWarehouseSQL(d Dialect, stored string) string { return "USE WAREHOUSE " + d.QuoteExact(stored) }
+// useWarehouseSQL renders USE WAREHOUSE for a warehouse's stored name.
+func useWarehouseSQL(d Dialect, stored string) string { return "USE WAREHOUSE " + d.QuoteExact(stored) }
 
 // session is one pooled connection running one unit of work: every
 // statement carries the unit's query tag and runs on the unit's warehouse.
@@ -59,7 +59,7 @@ func (a *Adapter) session(ctx context.Context, t adapters.Tag, warehouse string)
 		if want != a.defaultWarehouse {
 			a.switched.Store(true)
 		}
-		if err := s.exec(UseWarehouseSQL(a.d, want)); err != nil {
+		if err := s.exec(useWarehouseSQL(a.d, want)); err != nil {
 			s.close()
 			return nil, err
 		}

@@ -24,7 +24,7 @@ func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		return nil, err
 	}
 	rel := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(req.Target, adapters.KindStage, req.Tag.RunID)}
-	if err := s.exec(CreateStageSQL(a.d, rel, req.Query)); err != nil {
+	if err := s.exec(createStageSQL(a.d, rel, req.Query)); err != nil {
 		return nil, err
 	}
 	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
@@ -32,10 +32,10 @@ func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapte
 
 func modelWarehouse(m *models.Model) string { return modelOptions(m).Warehouse }
 
-// CreateStageSQL renders the CREATE TRANSIENT TABLE of a stage. The query
+// createStageSQL renders the CREATE TRANSIENT TABLE of a stage. The query
 // is wrapped so that a trailing comment or ORDER BY stays inside it.
 // Transient tables have no fail-safe storage, which a stage never needs.
-func CreateStageSQL(d Dialect, stage models.Relation, query string) string {
+func createStageSQL(d Dialect, stage models.Relation, query string) string {
 	return fmt.Sprintf("CREATE TRANSIENT TABLE %s AS SELECT * FROM (\n%s\n)", stage.Quote(d), query)
 }
 
@@ -57,11 +57,11 @@ func (a *Adapter) DropStage(ctx context.Context, st *adapters.Stage) error {
 		return err
 	}
 	defer s.close()
-	return s.exec(DropSQL(a.d, "TABLE", st.Relation))
+	return s.exec(dropSQL(a.d, "TABLE", st.Relation))
 }
 
-// DropSQL renders DROP kind IF EXISTS for a table or a view.
-func DropSQL(d Dialect, kind string, r models.Relation) string {
+// dropSQL renders DROP kind IF EXISTS for a table or a view.
+func dropSQL(d Dialect, kind string, r models.Relation) string {
 	return "DROP " + kind + " IF EXISTS " + r.Quote(d)
 }
 
@@ -73,7 +73,7 @@ func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bo
 		return err
 	}
 	defer s.close()
-	res, err := s.query(StagesQuery(a.d, a.cfg.StageSchema))
+	res, err := s.query(stagesQuery(a.d, a.cfg.StageSchema))
 	if err != nil {
 		return err
 	}
@@ -87,16 +87,16 @@ func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bo
 			kind = "VIEW"
 		}
 		// name is stored folded, so quoting folds it to itself.
-		if err := s.exec(DropSQL(a.d, kind, models.Relation{Schema: a.cfg.StageSchema, Name: name})); err != nil {
+		if err := s.exec(dropSQL(a.d, kind, models.Relation{Schema: a.cfg.StageSchema, Name: name})); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// StagesQuery renders the query listing the tables and views of the stage
+// stagesQuery renders the query listing the tables and views of the stage
 // schema, views first.
-func StagesQuery(d Dialect, stageSchema string) string {
+func stagesQuery(d Dialect, stageSchema string) string {
 	return fmt.Sprintf("SELECT TABLE_NAME, TABLE_TYPE FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = %s ORDER BY TABLE_TYPE DESC, TABLE_NAME",
 		d.QuoteString(d.Fold(stageSchema)))
 }
@@ -110,22 +110,22 @@ func infoSchema(d Dialect, db string) string {
 	return d.QuoteIdent(db) + ".INFORMATION_SCHEMA"
 }
 
-// TableExistsQuery renders a query counting the tables and views named r.
-func TableExistsQuery(d Dialect, r models.Relation) string {
+// tableExistsQuery renders a query counting the tables and views named r.
+func tableExistsQuery(d Dialect, r models.Relation) string {
 	return fmt.Sprintf("SELECT COUNT(*) FROM %s.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
 		infoSchema(d, r.Database), d.QuoteString(d.Fold(r.Schema)), d.QuoteString(d.Fold(r.Name)))
 }
 
-// SchemaExistsQuery renders a query counting the schemas named schema in
+// schemaExistsQuery renders a query counting the schemas named schema in
 // database db.
-func SchemaExistsQuery(d Dialect, db, schema string) string {
+func schemaExistsQuery(d Dialect, db, schema string) string {
 	return fmt.Sprintf("SELECT COUNT(*) FROM %s.SCHEMATA WHERE SCHEMA_NAME = %s", infoSchema(d, db), d.QuoteString(d.Fold(schema)))
 }
 
-// CreateSchemaSQL renders CREATE SCHEMA IF NOT EXISTS. The adapter checks
+// createSchemaSQL renders CREATE SCHEMA IF NOT EXISTS. The adapter checks
 // INFORMATION_SCHEMA first and runs it only for a missing schema, so that a
 // role without the privilege to create schemas can use existing ones.
-func CreateSchemaSQL(d Dialect, db, schema string) string {
+func createSchemaSQL(d Dialect, db, schema string) string {
 	return "CREATE SCHEMA IF NOT EXISTS " + models.Relation{Database: db, Name: schema}.Quote(d)
 }
 
@@ -135,12 +135,12 @@ func (a *Adapter) ensureSchema(s *session, db, schema string) error {
 	if a.known(&a.schemas, key) {
 		return nil
 	}
-	n, err := s.count(SchemaExistsQuery(a.d, db, schema))
+	n, err := s.count(schemaExistsQuery(a.d, db, schema))
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		if err := s.exec(CreateSchemaSQL(a.d, db, schema)); err != nil {
+		if err := s.exec(createSchemaSQL(a.d, db, schema)); err != nil {
 			return err
 		}
 	}
@@ -150,7 +150,7 @@ func (a *Adapter) ensureSchema(s *session, db, schema string) error {
 
 // tableExists reports whether r exists.
 func (s *session) tableExists(r models.Relation) (bool, error) {
-	n, err := s.count(TableExistsQuery(s.a.d, r))
+	n, err := s.count(tableExistsQuery(s.a.d, r))
 	return n > 0, err
 }
 
@@ -160,14 +160,14 @@ type Column struct {
 	Type string // the type the target table gets, e.g. NUMBER(38,0)
 }
 
-// ColumnsQuery renders the query whose result describes r's columns.
-func ColumnsQuery(d Dialect, r models.Relation) string {
+// columnsQuery renders the query whose result describes r's columns.
+func columnsQuery(d Dialect, r models.Relation) string {
 	return "SELECT * FROM " + r.Quote(d) + " LIMIT 0"
 }
 
 // columns reads r's columns, in order.
 func (s *session) columns(r models.Relation) ([]Column, error) {
-	return s.columnsOf(ColumnsQuery(s.a.d, r))
+	return s.columnsOf(columnsQuery(s.a.d, r))
 }
 
 // columnsOf reads the columns of the result of query (which should return

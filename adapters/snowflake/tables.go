@@ -11,9 +11,9 @@ import (
 
 var _ adapters.RowCounter = (*Adapter)(nil)
 
-// RowCountsQuery renders the read of the row counts Snowflake keeps for
+// rowCountsQuery renders the read of the row counts Snowflake keeps for
 // the base tables of the given schemas (folded) of the session's database.
-func RowCountsQuery(d Dialect, schemas []string) string {
+func rowCountsQuery(d Dialect, schemas []string) string {
 	quoted := make([]string, len(schemas))
 	for i, s := range schemas {
 		quoted[i] = d.QuoteString(d.Fold(s))
@@ -46,7 +46,7 @@ func (a *Adapter) CountRows(ctx context.Context, tables []models.Relation) (map[
 		return nil, err
 	}
 	defer s.close()
-	res, err := s.query(RowCountsQuery(a.d, schemas))
+	res, err := s.query(rowCountsQuery(a.d, schemas))
 	if err != nil {
 		return nil, err
 	}
