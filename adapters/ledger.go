@@ -41,38 +41,39 @@ type Ledger interface {
 	ReleaseLeases(ctx context.Context, runID string) error
 }
 
-// State is a partition's state in the ledger.
-type State string
+// RecordState is a partition's state in the ledger (the planner's
+// runner.State derives more from it).
+type RecordState string
 
 // Ledger states. Missing and stale are not stored: they are derived by
 // comparing the ledger with the models.
 const (
-	StateDone State = "done"
+	StateDone RecordState = "done"
 	// StatePartial is a partition published before its window was
 	// complete (allow_partial); it is redone once the window closes.
-	StatePartial State = "partial"
-	StateFailed  State = "failed"
+	StatePartial RecordState = "partial"
+	StateFailed  RecordState = "failed"
 	// StatePending records a publication that has started but not been
 	// confirmed, for adapters whose swap and ledger write are not one
 	// transaction: after a crash the table may hold the old rows or the
 	// new, and the runner redoes the partition and everything reading it.
 	// PublishedAt holds when the publication started.
-	StatePending State = "pending"
+	StatePending RecordState = "pending"
 	// StateRemoved is a partition outside its model's start..end (the
 	// model's start: moved later, or its end: earlier) whose rows a run
 	// deleted. PublishedAt is when, so that what read it is stale.
-	StateRemoved State = "removed"
+	StateRemoved RecordState = "removed"
 )
 
 // Published reports whether a record in state s describes rows the table
 // holds: done or partial.
-func (s State) Published() bool { return s == StateDone || s == StatePartial }
+func (s RecordState) Published() bool { return s == StateDone || s == StatePartial }
 
 // Record is a partition's row in the ledger.
 type Record struct {
 	Model     string
 	Partition string
-	State     State
+	State     RecordState
 	// Fingerprint identifies the statement and config of the last attempt;
 	// for a done partition, of the data in the table.
 	Fingerprint string

@@ -81,7 +81,7 @@ func TestClusterPublishFaults(t *testing.T) {
 		// On a cluster the publication's records are written pending
 		// before the swap, and done after it (2024-01-31 was done with 1
 		// row before, and is done with 2 after).
-		state := map[adapters.State]bool{}
+		state := map[adapters.RecordState]bool{}
 		for _, r := range f.LedgerAfter {
 			if r.Partition == "2024-01-31" && (r.State != adapters.StateDone || r.Rows == 2) {
 				state[r.State] = true

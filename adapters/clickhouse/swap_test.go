@@ -527,12 +527,12 @@ func TestStageKeptUntilRecorded(t *testing.T) {
 		}
 		return names
 	}
-	states := func() map[string]adapters.State {
+	states := func() map[string]adapters.RecordState {
 		recs, err := a.Partitions(context.Background(), []string{"m"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]adapters.State{}
+		out := map[string]adapters.RecordState{}
 		for _, r := range recs {
 			out[r.Partition] = r.State
 		}

@@ -188,7 +188,7 @@ func RecordFromRow(row []any) (adapters.Record, error) {
 		return adapters.Record{}, fmt.Errorf("ledger row has %d columns, want %d", len(row), len(PartitionColumns))
 	}
 	return adapters.Record{
-		Model: str(row[0]), Partition: str(row[1]), State: adapters.State(str(row[2])), Fingerprint: str(row[3]),
+		Model: str(row[0]), Partition: str(row[1]), State: adapters.RecordState(str(row[2])), Fingerprint: str(row[3]),
 		Rows: adapters.Int(row[4]), RunID: str(row[5]), Attempts: int(adapters.Int(row[6])),
 		WindowStart: when(row[7]), WindowEnd: when(row[8]), StartedAt: when(row[9]), FinishedAt: when(row[10]),
 		PublishedAt: when(row[11]), Error: str(row[12]), Watermark: str(row[13]),
@@ -313,7 +313,7 @@ func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq
 			plain = append(plain, n)
 		}
 	}
-	count := func(state adapters.State) string {
+	count := func(state adapters.RecordState) string {
 		return fmt.Sprintf("sum(CASE WHEN %s = %s THEN 1 ELSE 0 END)", q("state"), d.QuoteString(string(state)))
 	}
 	rows := fmt.Sprintf("sum(CASE WHEN %s IN (%s, %s, %s) THEN %s ELSE 0 END)", q("state"),

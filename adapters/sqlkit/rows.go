@@ -67,7 +67,7 @@ func ScanRecords(rows *sql.Rows) ([]adapters.Record, error) {
 			&started, &finished, &published, &errText, &watermark); err != nil {
 			return nil, err
 		}
-		out = append(out, adapters.Record{Model: model, Partition: key, State: adapters.State(state), Fingerprint: fp,
+		out = append(out, adapters.Record{Model: model, Partition: key, State: adapters.RecordState(state), Fingerprint: fp,
 			Rows: rowCount.Int64, RunID: runID, Attempts: int(attempts),
 			WindowStart: nullTime(wStart), WindowEnd: nullTime(wEnd), StartedAt: started.UTC(), FinishedAt: finished.UTC(),
 			PublishedAt: nullTime(published), Error: errText.String, Watermark: watermark.String})
