@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/refill/refill/cmd/refill/internal/statuspage"
 	"io"
 	"slices"
 	"strings"
@@ -70,7 +71,7 @@ partitions.
 			}
 			n := recentRuns
 			if html != "" {
-				n = htmlRuns
+				n = statuspage.Runs
 			}
 			runs, err := s.runner.RecentRuns(a.ctx, n)
 			if err != nil {
@@ -81,7 +82,7 @@ partitions.
 				return exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
 			}
 			if html != "" {
-				if err := writeStatusHTML(html, a.statusHTML(s, st, facts, sel, runs, orphans)); err != nil {
+				if err := statuspage.Write(html, a.statusHTML(s, st, facts, sel, runs, orphans)); err != nil {
 					return err
 				}
 				runs = runs[:min(len(runs), recentRuns)]
@@ -307,7 +308,7 @@ func (a *app) printStatus(w io.Writer, s *session, st []runner.ModelStatus, now 
 	for _, ms := range st {
 		picture, per := strip(ms.Partitions, color)
 		maxPer = max(maxPer, per)
-		row := []string{ms.Model.Name, partitionsLabel(ms), rangeLabel(ms)}
+		row := []string{ms.Model.Name, statuspage.PartitionsLabel(ms), statuspage.RangeLabel(ms)}
 		for _, state := range shown {
 			row = append(row, fmt.Sprint(ms.Counts[state]))
 		}
@@ -343,42 +344,6 @@ func (a *app) printStatus(w io.Writer, s *session, st []runner.ModelStatus, now 
 		}
 		tl.flush()
 	}
-}
-
-func partitionsLabel(ms runner.ModelStatus) string {
-	m := ms.Model
-	switch m.Kind().String() {
-	case "time":
-		return fmt.Sprintf("%d %s", len(ms.Partitions), m.Config.Grain)
-	case "list":
-		return fmt.Sprintf("%d values", len(ms.Partitions))
-	}
-	return "table"
-}
-
-func rangeLabel(ms runner.ModelStatus) string {
-	if len(ms.Partitions) == 0 {
-		return "-"
-	}
-	first, last := ms.Partitions[0].Partition, ms.Partitions[len(ms.Partitions)-1].Partition
-	if first.Start.IsZero() {
-		label := first.Key
-		if len(ms.Partitions) > 1 {
-			label += ", ..."
-		}
-		// As of the earliest horizon its built partitions have.
-		var h time.Time
-		for _, ps := range ms.Partitions {
-			if !ps.Horizon.IsZero() && (h.IsZero() || ps.Horizon.Before(h)) {
-				h = ps.Horizon
-			}
-		}
-		if asOf := ms.Model.AsOf(h); asOf != "" {
-			label += " as of " + asOf
-		}
-		return label
-	}
-	return first.Key + " .. " + last.Key
 }
 
 type orphanJSON struct {

@@ -1,4 +1,7 @@
-package main
+// Package statuspage renders refill status --html: one self-contained
+// page with a summary of what needs attention, the recent runs, and a
+// calendar of each model's partitions.
+package statuspage
 
 import (
 	"bytes"
@@ -14,8 +17,8 @@ import (
 	"github.com/refill/refill/runner"
 )
 
-// statusHTML is what the status page shows.
-type statusHTML struct {
+// Status is what the status page shows.
+type Status struct {
 	Target, Adapter string
 	Now             time.Time
 	Models          []runner.ModelStatus
@@ -33,39 +36,8 @@ type statusHTML struct {
 	Redact func(string) string
 }
 
-// htmlRuns is how many runs the status page shows.
-const htmlRuns = 20
-
-// statusHTML gathers what the status page shows beyond st: the runs, and
-// which missing partitions a run would skip because what they read failed
-// or is missing (the blocked steps of a plan of missing partitions, made
-// from the same facts).
-func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run, orphans []runner.Orphan) statusHTML {
-	redacted := map[string]string{}
-	in := statusHTML{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs, Orphans: orphans, Broken: s.project.Broken,
-		Redact: func(text string) string {
-			r, ok := redacted[text]
-			if !ok {
-				r = a.redact(text)
-				redacted[text] = r
-			}
-			return r
-		}}
-	sel.Mode, sel.Lookback = runner.ModeMissing, nil
-	plan, err := runner.NewPlanFacts(s.project, s.scope, *facts, sel)
-	if err != nil {
-		in.BlockedErr = err
-		return in
-	}
-	in.Blocked = map[string]map[string]runner.Step{}
-	for _, b := range plan.Blocked {
-		if in.Blocked[b.Model.Name] == nil {
-			in.Blocked[b.Model.Name] = map[string]runner.Step{}
-		}
-		in.Blocked[b.Model.Name][b.Partition.Key] = b
-	}
-	return in
-}
+// Runs is how many runs the status page shows.
+const Runs = 20
 
 // stateClasses are the page's states, in the legend's order: the runner's
 // states, with done split by whether the partition holds rows and missing
@@ -143,10 +115,10 @@ type orphanView struct {
 	Partitions                     int
 }
 
-// writeStatusHTML writes the status page to path, replacing it at once.
-func writeStatusHTML(path string, in statusHTML) error {
+// Write writes the status page to path, replacing it at once.
+func Write(path string, in Status) error {
 	var buf bytes.Buffer
-	if err := renderStatusHTML(&buf, in); err != nil {
+	if err := Render(&buf, in); err != nil {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
@@ -156,13 +128,13 @@ func writeStatusHTML(path string, in statusHTML) error {
 	return os.Rename(tmp, path)
 }
 
-// renderStatusHTML writes the status page: a summary of what needs
+// Render writes the status page: a summary of what needs
 // attention, the recent runs, and a calendar of each model's partitions.
-func renderStatusHTML(w io.Writer, in statusHTML) error {
+func Render(w io.Writer, in Status) error {
 	return statusPage.Execute(w, buildStatusPage(in))
 }
 
-func buildStatusPage(in statusHTML) pageView {
+func buildStatusPage(in Status) pageView {
 	redact := in.Redact
 	if redact == nil {
 		redact = func(s string) string { return s }
@@ -180,7 +152,7 @@ func buildStatusPage(in statusHTML) pageView {
 	for mi, ms := range in.Models {
 		m := ms.Model
 		names[mi] = m.Name
-		mv := modelView{Name: m.Name, Description: m.Config.Description, Label: partitionsLabel(ms), Range: rangeLabel(ms)}
+		mv := modelView{Name: m.Name, Description: m.Config.Description, Label: PartitionsLabel(ms), Range: RangeLabel(ms)}
 		counts := map[string]int{}
 		parts := make([]partCell, len(ms.Partitions))
 		for i, ps := range ms.Partitions {
@@ -334,3 +306,49 @@ func clip(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// PartitionsLabel says how many partitions a model status holds, and of
+// what: "31 day", "3 values", "table".
+func PartitionsLabel(ms runner.ModelStatus) string {
+	m := ms.Model
+	switch m.Kind().String() {
+	case "time":
+		return fmt.Sprintf("%d %s", len(ms.Partitions), m.Config.Grain)
+	case "list":
+		return fmt.Sprintf("%d values", len(ms.Partitions))
+	}
+	return "table"
+}
+
+// RangeLabel gives the first and last partition of a model status (a
+// whole-table or list model's with the horizon it is built as of).
+func RangeLabel(ms runner.ModelStatus) string {
+	if len(ms.Partitions) == 0 {
+		return "-"
+	}
+	first, last := ms.Partitions[0].Partition, ms.Partitions[len(ms.Partitions)-1].Partition
+	if first.Start.IsZero() {
+		label := first.Key
+		if len(ms.Partitions) > 1 {
+			label += ", ..."
+		}
+		// As of the earliest horizon its built partitions have.
+		var h time.Time
+		for _, ps := range ms.Partitions {
+			if !ps.Horizon.IsZero() && (h.IsZero() || ps.Horizon.Before(h)) {
+				h = ps.Horizon
+			}
+		}
+		if asOf := ms.Model.AsOf(h); asOf != "" {
+			label += " as of " + asOf
+		}
+		return label
+	}
+	return first.Key + " .. " + last.Key
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

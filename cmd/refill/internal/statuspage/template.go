@@ -1,8 +1,8 @@
-package main
+package statuspage
 
 import "html/template"
 
-// statusPage is the page renderStatusHTML fills from a pageView. Cells
+// statusPage is the page Render fills from a pageView. Cells
 // carry their state as a class and nothing else, so a run of partitions in
 // one state costs the same few bytes however long it is. A calendar's
 // columns are all --w wide (a label wider than that overflows its column

@@ -205,7 +205,7 @@ func probe(t *testing.T, bin, page string) probedPage {
 	dom := runChromium(t, bin, "--dump-dom", "file://"+probed)
 	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindStringSubmatch(dom)
 	if m == nil {
-		t.Fatalf("the browser did not run the probe; its DOM:\n%s", clip(dom, 3000))
+		t.Fatalf("the browser did not run the probe; its DOM:\n%.3000s", dom)
 	}
 	var p probedPage
 	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &p); err != nil {

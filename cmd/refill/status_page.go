@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/cmd/refill/internal/statuspage"
+	"github.com/refill/refill/runner"
+)
+
+// statusHTML gathers what the status page shows beyond st: the runs, and
+// which missing partitions a run would skip because what they read failed
+// or is missing (the blocked steps of a plan of missing partitions, made
+// from the same facts).
+func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run, orphans []runner.Orphan) statuspage.Status {
+	redacted := map[string]string{}
+	in := statuspage.Status{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs, Orphans: orphans, Broken: s.project.Broken,
+		Redact: func(text string) string {
+			r, ok := redacted[text]
+			if !ok {
+				r = a.redact(text)
+				redacted[text] = r
+			}
+			return r
+		}}
+	sel.Mode, sel.Lookback = runner.ModeMissing, nil
+	plan, err := runner.NewPlanFacts(s.project, s.scope, *facts, sel)
+	if err != nil {
+		in.BlockedErr = err
+		return in
+	}
+	in.Blocked = map[string]map[string]runner.Step{}
+	for _, b := range plan.Blocked {
+		if in.Blocked[b.Model.Name] == nil {
+			in.Blocked[b.Model.Name] = map[string]runner.Step{}
+		}
+		in.Blocked[b.Model.Name][b.Partition.Key] = b
+	}
+	return in
+}
