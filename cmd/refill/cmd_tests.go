@@ -1,3 +1,7 @@
+// refill test: the project's checks (validation, rendering, a sample run
+// with audits, unit tests) in a sandbox; named cmd_tests.go because a
+// file named cmd_test.go would be a Go test.
+
 package main
 
 import (
