@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -83,7 +82,7 @@ func kindOf(name string) (adapterKind, bool) {
 				return duckdb.Dialect{}, cmp.Or(t.Schema, "main")
 			},
 			open: func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error) {
-				path := cmp.Or(t.Settings["path"], "warehouse.duckdb")
+				path := cmp.Or(t.Settings["path"], duckdb.DefaultPath)
 				if !filepath.IsAbs(path) {
 					path = filepath.Join(dir, path)
 				}
@@ -93,19 +92,7 @@ func kindOf(name string) (adapterKind, bool) {
 				return duckdb.Open(a.ctx, cfg)
 			},
 			parser: func() (sqlParser, error) { return duckdb.NewParser() },
-			check: func(t *models.Target, p *models.Project, s models.TargetSchemas) error {
-				// DuckDB names the database after its file: a schema of the
-				// same name makes every two-part name ambiguous.
-				path := cmp.Or(t.Settings["path"], "warehouse.duckdb")
-				catalog := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-				for _, schema := range append([]string{s.Default, s.Ledger, s.Stage}, p.Schemas()...) {
-					if schema != "" && strings.EqualFold(schema, catalog) {
-						return t.Errorf("path", "DuckDB names the database in %s %q, like the schema %s, which makes names such as %s.x ambiguous; rename the file",
-							filepath.Base(path), catalog, schema, schema)
-					}
-				}
-				return nil
-			},
+			check:  duckdb.CheckTarget,
 		}, true
 	case "clickhouse":
 		return adapterKind{
@@ -126,7 +113,7 @@ func kindOf(name string) (adapterKind, bool) {
 				a.configureAdapter(&cfg)
 				return clickhouse.Open(a.ctx, cfg)
 			},
-			check: checkClickHouseCluster,
+			check: clickhouse.CheckTarget,
 		}, true
 	case "snowflake":
 		return adapterKind{
@@ -218,39 +205,4 @@ func (a *app) configureAdapter(cfg any) {
 // --version.
 func duckdbEngineVersion() (string, error) {
 	return duckdb.EngineVersion(context.Background())
-}
-
-// checkClickHouseCluster refuses cluster settings that cannot work: a
-// layout or sharding key without a cluster, an unknown layout, and under
-// the sharded layout a model whose table is another's local table.
-func checkClickHouseCluster(t *models.Target, p *models.Project, s models.TargetSchemas) error {
-	layout := t.Settings["layout"]
-	for _, key := range []string{"layout", "sharding_key"} {
-		// Whether cluster: is set, not its value: an unset variable in it
-		// is the target's own error (Target.Err), reported when it is used.
-		if t.Has(key) && !t.Has("cluster") {
-			return t.Errorf(key, "%s applies to a cluster: set cluster: (a cluster of the servers' remote_servers)", key)
-		}
-	}
-	if layout != "" && !clickhouse.KnownLayout(layout) {
-		return t.Errorf("layout", "unknown layout %q: want %s (every node holds every row) or %s (a Distributed table over a replicated table per shard)",
-			layout, clickhouse.LayoutReplicated, clickhouse.LayoutSharded)
-	}
-	if layout != clickhouse.LayoutSharded {
-		return nil
-	}
-	tables := map[string]*models.Model{}
-	name := func(r models.Relation) string { return strings.ToLower(cmp.Or(r.Schema, s.Default) + "." + r.Name) }
-	for _, m := range p.Models {
-		tables[name(m.Relation)] = m
-	}
-	for _, m := range p.Models {
-		local := m.Relation
-		local.Name += clickhouse.LocalSuffix
-		if other := tables[name(local)]; other != nil {
-			return &models.Error{File: other.Path, Msg: fmt.Sprintf("model %s would be written to %s, which the sharded layout uses for the shards of %s; rename one of them",
-				other.Name, name(local), m.Name)}
-		}
-	}
-	return nil
 }
