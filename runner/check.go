@@ -253,21 +253,8 @@ func samplePartition(m *models.Model, from string) (models.Partition, error) {
 func ParseModels(ctx context.Context, p *models.Project, scope *models.Scope, parse func(ctx context.Context, sql string) error) []error {
 	var errs []error
 	for _, m := range p.Models {
-		part, err := samplePartition(m, "")
-		if err != nil {
-			continue
-		}
-		parts := []models.Partition{part}
-		sql, err := m.Render(scope, parts...)
-		if err != nil {
-			continue // a template error, which validate reports
-		}
-		if err := parse(ctx, sql); err != nil {
-			if located := locate(m, scope, parts, sql, err); located != err {
-				errs = append(errs, located)
-			} else {
-				errs = append(errs, &models.Error{File: m.Path, Msg: err.Error()})
-			}
+		if err := checkSample(ctx, m, scope, func(sql string, _ models.Partition) error { return parse(ctx, sql) }); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errs
@@ -302,27 +289,43 @@ func DescribeModels(ctx context.Context, a adapters.Adapter, p *models.Project, 
 			unchecked[m.Name] = strings.Join(missing, ", ")
 			continue
 		}
-		part, err := samplePartition(m, "")
-		if err != nil {
-			continue
+		err := checkSample(ctx, m, scope, func(sql string, part models.Partition) error {
+			_, err := a.Describe(ctx, sql, adapters.Tag{Model: m.Name, Partition: part.Key, Step: "validate"})
+			return err
+		})
+		if ctx.Err() != nil {
+			return append(errs, ctx.Err()), unchecked
 		}
-		parts := []models.Partition{part}
-		sql, err := m.Render(scope, parts...)
 		if err != nil {
-			continue // a template error, which validate reports
-		}
-		if _, err := a.Describe(ctx, sql, adapters.Tag{Model: m.Name, Partition: part.Key, Step: "validate"}); err != nil {
-			if ctx.Err() != nil {
-				return append(errs, ctx.Err()), unchecked
-			}
-			if located := locate(m, scope, parts, sql, err); located != err {
-				errs = append(errs, located)
-			} else {
-				errs = append(errs, &models.Error{File: m.Path, Msg: err.Error()})
-			}
+			errs = append(errs, err)
 		}
 	}
 	return errs, unchecked
+}
+
+// checkSample renders m for its sample partition under scope and checks
+// the statement with check. What check returns is located at the line of
+// the model's file it points at (a *models.WarehouseError) when it says
+// where, else is a *models.Error naming the file. A model that cannot be
+// rendered is left to validate's template checks.
+func checkSample(ctx context.Context, m *models.Model, scope *models.Scope, check func(sql string, part models.Partition) error) error {
+	part, err := samplePartition(m, "")
+	if err != nil {
+		return nil
+	}
+	parts := []models.Partition{part}
+	sql, err := m.Render(scope, parts...)
+	if err != nil {
+		return nil // a template error, which validate reports
+	}
+	err = check(sql, part)
+	if err == nil {
+		return nil
+	}
+	if located := locate(m, scope, parts, sql, err); located != err {
+		return located
+	}
+	return &models.Error{File: m.Path, Msg: err.Error()}
 }
 
 // sampleRunChecks runs the selected models and their upstreams for the

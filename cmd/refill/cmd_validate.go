@@ -122,19 +122,9 @@ func (a *app) describeModels() (models.ErrorList, []string, error) {
 	}
 	defer s.close()
 	found, unchecked := runner.DescribeModels(a.ctx, s.adapter, s.project, s.scope)
-	var errs models.ErrorList
-	for _, err := range found {
-		var we *models.WarehouseError
-		var me *models.Error
-		switch {
-		case errors.As(err, &we):
-			at := we.At
-			errs = append(errs, &at)
-		case errors.As(err, &me):
-			errs = append(errs, me)
-		default:
-			return nil, nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
-		}
+	errs, err := atModels(found)
+	if err != nil {
+		return nil, nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
 	}
 	var notes []string
 	for _, m := range s.project.Models {
@@ -167,21 +157,33 @@ func (a *app) parseModels(p *models.Project, selected string) models.ErrorList {
 		}
 		defer parser.Close()
 		d, schema := kind.dialect(t)
-		var out models.ErrorList
-		for _, err := range runner.ParseModels(a.ctx, p, &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, parser.Parse) {
-			var we *models.WarehouseError
-			var me *models.Error
-			switch {
-			case errors.As(err, &we):
-				at := we.At
-				out = append(out, &at)
-			case errors.As(err, &me):
-				out = append(out, me)
-			}
+		out, err := atModels(runner.ParseModels(a.ctx, p, &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, parser.Parse))
+		if err != nil {
+			out = append(out, &models.Error{File: models.ProjectFile, Msg: fmt.Sprintf("parsing with the parser of target %s: %v", name, err)})
 		}
 		return out
 	}
 	return nil
+}
+
+// atModels returns the errors of runner.ParseModels or DescribeModels,
+// each at a model's file (and line, where the warehouse said where);
+// err is the first error that is at none, such as a lost connection.
+func atModels(found []error) (list models.ErrorList, err error) {
+	for _, e := range found {
+		var we *models.WarehouseError
+		var me *models.Error
+		switch {
+		case errors.As(e, &we):
+			at := we.At
+			list = append(list, &at)
+		case errors.As(e, &me):
+			list = append(list, me)
+		default:
+			return list, e
+		}
+	}
+	return list, nil
 }
 
 func isAre(n int) string {
