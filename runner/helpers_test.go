@@ -2,15 +2,13 @@ package runner_test
 
 import (
 	"context"
-	"github.com/refill/refill/adapters/adaptertest"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
@@ -20,22 +18,7 @@ import (
 // change, with the given files added or replaced.
 func shopFS(t *testing.T, changes map[string]string) fstest.MapFS {
 	t.Helper()
-	root := filepath.Join("..", "testdata", "shop")
-	fsys := fstest.MapFS{}
-	err := fs.WalkDir(os.DirFS(root), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(root, path))
-		if err != nil {
-			return err
-		}
-		fsys[path] = &fstest.MapFile{Data: b}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fsys, _ := adaptertest.Shop(t, duckdb.Engine())
 	for k, v := range changes {
 		if v == "" {
 			delete(fsys, k)
@@ -80,9 +63,9 @@ func newEnv(t *testing.T, changes map[string]string) *env {
 	return e
 }
 
-// loadOptions load the test projects, whose targets may set their
-// adapters' settings (a DuckDB path, a ClickHouse cluster).
-var loadOptions = models.LoadOptions{Adapters: adaptertest.ShopAdapters}
+// loadOptions load the test projects, whose targets may set DuckDB's
+// settings (a path).
+var loadOptions = models.LoadOptions{Adapters: []models.AdapterKeys{duckdb.Engine().Keys()}}
 
 // load (re)loads the project from e.fsys.
 func (e *env) load() {

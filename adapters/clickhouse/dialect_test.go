@@ -23,7 +23,7 @@ import (
 // TestRenderShop pins the ClickHouse SQL of every model of the example
 // project.
 func TestRenderShop(t *testing.T) {
-	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, chadapter.Dialect{}, "default"))
+	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, chadapter.Engine()))
 }
 
 func TestLiterals(t *testing.T) {

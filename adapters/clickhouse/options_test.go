@@ -13,7 +13,7 @@ import (
 // loadModel loads a project of one model, name, with the YAML header and
 // a query of one column d, as a program with the ClickHouse adapter does.
 func loadModel(name, header string) *models.Model {
-	return adaptertest.LoadModel(models.AdapterKeys{Name: clickhouse.BlockName, Block: clickhouse.CheckBlock}, name, header)
+	return adaptertest.LoadModel(clickhouse.Engine(), name, header)
 }
 
 // A model's clickhouse: block sets the table's clauses; what it leaves
@@ -37,7 +37,7 @@ func TestBlockErrors(t *testing.T) {
 		"refill.yml":   {Data: []byte("targets:\n  ch: {adapter: clickhouse}\n")},
 		"models/m.sql": {Data: []byte("/* refill\nclickhouse:\n  engin: MergeTree()\n  order_by: [a]\n*/\nSELECT 1")},
 	}
-	_, err := models.Load(fsys, models.LoadOptions{Adapters: []models.AdapterKeys{{Name: clickhouse.BlockName, Block: clickhouse.CheckBlock}}})
+	_, err := models.Load(fsys, models.LoadOptions{Adapters: []models.AdapterKeys{clickhouse.Engine().Keys()}})
 	for _, want := range []string{
 		`models/m.sql:3:3: unknown key "engin" in clickhouse options (did you mean "engine"?)`,
 		`models/m.sql:4:13: order_by must be a string`,

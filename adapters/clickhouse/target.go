@@ -2,17 +2,47 @@ package clickhouse
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 )
 
-// CheckTarget refuses cluster settings of target t that cannot work for
+// Engine describes ClickHouse to a program that opens targets. A target
+// connects with dsn: (the native protocol); cluster:, layout: and
+// sharding_key: place its tables on a cluster (see Config).
+func Engine() adapters.Engine {
+	return adapters.Engine{
+		Info:       Capabilities(),
+		DSN:        true,
+		TargetKeys: []string{"cluster", "layout", "sharding_key"},
+		Block:      CheckBlock,
+		Dialect: func(t *models.Target) (models.Dialect, string) {
+			schema := t.Schema
+			if opts, err := ParseDSN(t.DSN); schema == "" && err == nil {
+				schema = opts.Auth.Database
+			}
+			return Dialect{}, cmp.Or(schema, "default")
+		},
+		CheckTarget: checkTarget,
+		Open: func(ctx context.Context, t *models.Target, o adapters.OpenOptions) (adapters.Adapter, error) {
+			cfg := Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema,
+				Cluster: t.Settings["cluster"], Layout: t.Settings["layout"], ShardingKey: t.Settings["sharding_key"], Log: o.Log}
+			if o.Configure != nil {
+				o.Configure(&cfg)
+			}
+			return Open(ctx, cfg)
+		},
+	}
+}
+
+// checkTarget refuses cluster settings of target t that cannot work for
 // project p, whose schemas on t are s: a layout or sharding key without a
 // cluster, an unknown layout, and under the sharded layout a model whose
 // table is another's local table (LocalSuffix).
-func CheckTarget(t *models.Target, p *models.Project, s models.TargetSchemas) error {
+func checkTarget(t *models.Target, p *models.Project, s models.TargetSchemas) error {
 	layout := t.Settings["layout"]
 	for _, key := range []string{"layout", "sharding_key"} {
 		// Whether cluster: is set, not its value: an unset variable in it

@@ -10,5 +10,5 @@ import (
 // TestRenderShop pins the DuckDB SQL of every model of the example project.
 func TestRenderShop(t *testing.T) {
 	t.Parallel()
-	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, duckdb.Dialect{}, "main"))
+	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, duckdb.Engine()))
 }

@@ -18,7 +18,7 @@ import (
 // project (refill render --target prod).
 func TestRenderShop(t *testing.T) {
 	t.Parallel()
-	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, snowflake.Dialect{}, "ANALYTICS"))
+	adaptertest.Golden(t, "testdata/shop.sql", adaptertest.RenderShop(t, snowflake.Engine()))
 }
 
 func TestQuoteIdent(t *testing.T) {

@@ -10,12 +10,10 @@ import (
 	"github.com/refill/refill/models"
 )
 
-var snowflakeKeys = []models.AdapterKeys{{Name: snowflake.BlockName, TargetKeys: []string{"warehouse"}, Block: snowflake.CheckBlock}}
-
 // loadModel loads a project of one model, name, with the YAML header and
 // a query of one column d, as a program with the Snowflake adapter does.
 func loadModel(name, header string) *models.Model {
-	return adaptertest.LoadModel(snowflakeKeys[0], name, header)
+	return adaptertest.LoadModel(snowflake.Engine(), name, header)
 }
 
 // A model's snowflake: block names its warehouse and its table's
@@ -45,7 +43,7 @@ func TestBlockErrors(t *testing.T) {
 		"models/m.sql": {Data: []byte("/* refill\nsnowflake: {cluster_by: x, warehous: y}\n*/\nSELECT 1")},
 		"models/n.sql": {Data: []byte("/* refill\nsnowflake: [warehouse]\n*/\nSELECT 1")},
 	}
-	_, err := models.Load(fsys, models.LoadOptions{Adapters: snowflakeKeys})
+	_, err := models.Load(fsys, models.LoadOptions{Adapters: []models.AdapterKeys{snowflake.Engine().Keys()}})
 	for _, want := range []string{
 		`models/m.sql:2:28: unknown key "warehous" in snowflake options (did you mean "warehouse"?)`,
 		`models/n.sql:2:12: snowflake options must be a mapping of keys to values`,

@@ -147,16 +147,16 @@ func (a *app) parseModels(p *models.Project, selected string) models.ErrorList {
 		if t == nil {
 			continue
 		}
-		kind, err := checkTarget(t)
-		if err != nil || kind.parser == nil {
+		e, err := checkTarget(t)
+		if err != nil || e.Parser == nil {
 			continue
 		}
-		parser, err := kind.parser()
+		parser, err := e.Parser()
 		if err != nil {
 			return models.ErrorList{{File: models.ProjectFile, Msg: fmt.Sprintf("opening the parser of target %s: %v", name, err)}}
 		}
 		defer parser.Close()
-		d, schema := kind.dialect(t)
+		d, schema := e.Dialect(t)
 		out, err := atModels(runner.ParseModels(a.ctx, p, &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, parser.Parse))
 		if err != nil {
 			out = append(out, &models.Error{File: models.ProjectFile, Msg: fmt.Sprintf("parsing with the parser of target %s: %v", name, err)})

@@ -49,15 +49,15 @@ func (a *app) session(access targetAccess, offline bool, holder string, sel *run
 	if t.DSN != "" {
 		a.dsns = append(a.dsns, t.DSN)
 	}
-	kind, err := checkTarget(t)
+	e, err := checkTarget(t)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	if err := checkProject(p, t); err != nil {
 		return nil, usageError{err}
 	}
-	d, schema := kind.dialect(t)
-	s := &session{app: a, project: p, dir: dir, target: t, info: kind.info, broken: broken,
+	d, schema := e.Dialect(t)
+	s := &session{app: a, project: p, dir: dir, target: t, info: e.Info, broken: broken,
 		scope: &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: t.Name}}
 	if sel != nil {
 		if err := s.leaveOutBroken(*sel); err != nil {
@@ -67,7 +67,7 @@ func (a *app) session(access targetAccess, offline bool, holder string, sel *run
 	if offline {
 		return s, nil
 	}
-	ad, err := kind.open(a, t, dir, access, holder)
+	ad, err := a.open(e, t, dir, access, holder)
 	if err != nil {
 		var locked *adapters.LockedError
 		if errors.As(err, &locked) {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -26,151 +24,80 @@ const (
 	readWrite                     // run, seed
 )
 
-// adapterKind is everything the CLI knows of one adapter.
-type adapterKind struct {
-	dsn bool // its targets connect with dsn:
-	// settings are the target keys of its own (models.Target.Settings).
-	settings []string
-	// block checks a model's block of settings for it; nil when it has none.
-	block models.BlockFunc
-	info  adapters.Info
-	// dialect returns the dialect and the default schema, without
-	// connecting; open connects.
-	dialect func(t *models.Target) (models.Dialect, string)
-	open    func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error)
-	// check, when set, refuses settings that cannot work with project p.
-	check func(t *models.Target, p *models.Project, schemas models.TargetSchemas) error
-	// parser, when set, opens a parser of the dialect that needs no
-	// connection, for validate.
-	parser func() (sqlParser, error)
-}
-
-// sqlParser parses one dialect's statements offline.
-type sqlParser interface {
-	Parse(ctx context.Context, sql string) error
-	Close() error
-}
-
-// adapterNames are the adapters kindOf knows, in the order in which a
+// engines are the engines refill runs on, in the order in which a
 // project's files meet them: in messages (needs adapter: (duckdb,
 // clickhouse or snowflake)) and in a declared column's native types, which
 // a model's version lists in this order. Reordering them changes
-// fingerprints.
-var adapterNames = []string{"duckdb", "clickhouse", "snowflake"}
+// fingerprints. Everything refill knows of an engine is in its row.
+var engines = []adapters.Engine{duckdb.Engine(), clickhouse.Engine(), snowflake.Engine()}
 
-// withAdapters returns opts with what the adapters add to a project's
+// withAdapters returns opts with what the engines add to a project's
 // files: their target settings, their blocks of model settings and their
 // names, so that models refuses every other key.
 func withAdapters(opts models.LoadOptions) models.LoadOptions {
-	keys := make([]models.AdapterKeys, len(adapterNames))
-	for i, name := range adapterNames {
-		kind, _ := kindOf(name)
-		keys[i] = models.AdapterKeys{Name: name, TargetKeys: kind.settings, Block: kind.block}
+	opts.Adapters = nil
+	for _, e := range engines {
+		opts.Adapters = append(opts.Adapters, e.Keys())
 	}
-	opts.Adapters = keys
 	return opts
 }
 
-// kindOf describes the adapter named name.
-func kindOf(name string) (adapterKind, bool) {
-	switch name {
-	case "duckdb":
-		return adapterKind{
-			settings: []string{"path"},
-			info:     duckdb.Capabilities(),
-			dialect: func(t *models.Target) (models.Dialect, string) {
-				return duckdb.Dialect{}, cmp.Or(t.Schema, "main")
-			},
-			open: func(a *app, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error) {
-				path := cmp.Or(t.Settings["path"], duckdb.DefaultPath)
-				if !filepath.IsAbs(path) {
-					path = filepath.Join(dir, path)
-				}
-				cfg := duckdb.Config{Path: path, ReadOnly: access == readOnly, Schema: t.Schema,
-					LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, Holder: holder, Log: a.sqlLog()}
-				a.configureAdapter(&cfg)
-				return duckdb.Open(a.ctx, cfg)
-			},
-			parser: func() (sqlParser, error) { return duckdb.NewParser() },
-			check:  duckdb.CheckTarget,
-		}, true
-	case "clickhouse":
-		return adapterKind{
-			dsn:      true,
-			settings: []string{"cluster", "layout", "sharding_key"},
-			block:    clickhouse.CheckBlock,
-			info:     clickhouse.Capabilities(),
-			dialect: func(t *models.Target) (models.Dialect, string) {
-				schema := t.Schema
-				if opts, err := clickhouse.ParseDSN(t.DSN); schema == "" && err == nil {
-					schema = opts.Auth.Database
-				}
-				return clickhouse.Dialect{}, cmp.Or(schema, "default")
-			},
-			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
-				cfg := clickhouse.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema,
-					Cluster: t.Settings["cluster"], Layout: t.Settings["layout"], ShardingKey: t.Settings["sharding_key"], Log: a.sqlLog()}
-				a.configureAdapter(&cfg)
-				return clickhouse.Open(a.ctx, cfg)
-			},
-			check: clickhouse.CheckTarget,
-		}, true
-	case "snowflake":
-		return adapterKind{
-			dsn:      true,
-			settings: []string{"warehouse"},
-			block:    snowflake.CheckBlock,
-			info:     snowflake.Capabilities(),
-			dialect: func(t *models.Target) (models.Dialect, string) {
-				return snowflake.Dialect{}, cmp.Or(t.Schema, snowflake.DefaultSchema(t.DSN))
-			},
-			open: func(a *app, t *models.Target, _ string, _ targetAccess, _ string) (adapters.Adapter, error) {
-				cfg := snowflake.Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema,
-					StageSchema: t.StageSchema, Warehouse: t.Settings["warehouse"], Log: a.sqlLog(), LookupEnv: a.getenv}
-				a.configureAdapter(&cfg)
-				return snowflake.Open(a.ctx, cfg)
-			},
-		}, true
+// engineOf returns the engine named name.
+func engineOf(name string) (adapters.Engine, bool) {
+	i := slices.IndexFunc(engines, func(e adapters.Engine) bool { return e.Info.Name == name })
+	if i < 0 {
+		return adapters.Engine{}, false
 	}
-	return adapterKind{}, false
+	return engines[i], true
+}
+
+// open connects to target t of the project in dir.
+func (a *app) open(e adapters.Engine, t *models.Target, dir string, access targetAccess, holder string) (adapters.Adapter, error) {
+	return e.Open(a.ctx, t, adapters.OpenOptions{Dir: dir, ReadOnly: access == readOnly, Holder: holder,
+		Log: a.sqlLog(), LookupEnv: a.getenv, Configure: a.configure})
 }
 
 // checkTarget validates a target's settings for its adapter and returns
 // the adapter.
-func checkTarget(t *models.Target) (adapterKind, error) {
-	kind, ok := kindOf(t.Adapter)
+func checkTarget(t *models.Target) (adapters.Engine, error) {
+	e, ok := engineOf(t.Adapter)
 	if !ok {
-		return kind, t.Errorf("adapter", "unknown adapter %q in target %s (want %s)", t.Adapter, t.Name, strings.Join(slices.Sorted(slices.Values(adapterNames)), ", "))
+		var names []string
+		for _, e := range engines {
+			names = append(names, e.Info.Name)
+		}
+		slices.Sort(names)
+		return e, t.Errorf("adapter", "unknown adapter %q in target %s (want %s)", t.Adapter, t.Name, strings.Join(names, ", "))
 	}
-	if t.DSN != "" && !kind.dsn {
-		return kind, t.Errorf("dsn", "dsn does not apply to %s targets", t.Adapter)
+	if t.DSN != "" && !e.DSN {
+		return e, t.Errorf("dsn", "dsn does not apply to %s targets", t.Adapter)
 	}
 	for _, key := range slices.Sorted(maps.Keys(t.Settings)) {
-		if t.Settings[key] != "" && !slices.Contains(kind.settings, key) {
-			return kind, t.Errorf(key, "%s does not apply to %s targets", key, t.Adapter)
+		if t.Settings[key] != "" && !slices.Contains(e.TargetKeys, key) {
+			return e, t.Errorf(key, "%s does not apply to %s targets", key, t.Adapter)
 		}
 	}
-	if kind.dsn && !t.Has("dsn") {
-		return kind, t.Errorf("dsn", "target %s needs dsn: (the %s connection string, usually from an environment variable)", t.Name, t.Adapter)
+	if e.DSN && !t.Has("dsn") {
+		return e, t.Errorf("dsn", "target %s needs dsn: (the %s connection string, usually from an environment variable)", t.Name, t.Adapter)
 	}
-	return kind, nil
+	return e, nil
 }
 
 // checkProject refuses a target on which project p cannot run: models
 // whose tables collide with refill's schemas or the project's sources,
 // and settings the adapter rejects for p.
 func checkProject(p *models.Project, t *models.Target) error {
-	kind, err := checkTarget(t)
+	e, err := checkTarget(t)
 	if err != nil {
 		return err
 	}
-	_, schema := kind.dialect(t)
+	_, schema := e.Dialect(t)
 	s := models.TargetSchemas{Default: schema, Ledger: t.LedgerSchema, Stage: t.StageSchema}
 	if err := p.CheckNames(s); err != nil {
 		return err
 	}
-	if kind.check != nil {
-		return kind.check(t, p, s)
+	if e.CheckTarget != nil {
+		return e.CheckTarget(t, p, s)
 	}
 	return nil
 }
@@ -178,11 +105,11 @@ func checkProject(p *models.Project, t *models.Target) error {
 // dialectFor returns a target's dialect and default schema without
 // connecting, for render and offline plans.
 func dialectFor(t *models.Target) (models.Dialect, string, error) {
-	kind, err := checkTarget(t)
+	e, err := checkTarget(t)
 	if err != nil {
 		return nil, "", err
 	}
-	d, schema := kind.dialect(t)
+	d, schema := e.Dialect(t)
 	return d, schema, nil
 }
 
@@ -191,14 +118,6 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 func sandbox() runner.Sandbox {
 	return runner.Sandbox{Adapter: duckdb.Capabilities().Name, Name: "DuckDB", Schema: "main",
 		Open: func(ctx context.Context) (adapters.Adapter, error) { return duckdb.Open(ctx, duckdb.Config{}) }}
-}
-
-// configureAdapter hands an adapter's Config to the app's configure hook,
-// if any, before the adapter opens.
-func (a *app) configureAdapter(cfg any) {
-	if a.configure != nil {
-		a.configure(cfg)
-	}
 }
 
 // duckdbEngineVersion is the version of the DuckDB library linked in, for

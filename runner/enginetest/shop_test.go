@@ -12,6 +12,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 )
@@ -47,12 +48,13 @@ func TestClickHouseShop(t *testing.T) {
 			a.DB().ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+db)
 		}
 	})
-	p, err := models.Load(os.DirFS(adaptertest.ShopDir), models.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false },
-		Adapters: adaptertest.ShopAdapters})
+	fsys, opts := adaptertest.Shop(t, clickhouse.Engine())
+	opts.LookupEnv = func(string) (string, bool) { return "", false }
+	p, err := models.Load(fsys, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds, err := p.LoadSeeds(os.DirFS(adaptertest.ShopDir))
+	seeds, err := p.LoadSeeds(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
