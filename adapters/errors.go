@@ -114,3 +114,49 @@ func OffsetOf(stmt string, line, col int) int {
 	}
 	return end
 }
+
+// An ExecError is an engine's error about one statement it ran: the step
+// of the run the statement served (a Tag's Step: stage, verify, audit,
+// publish, ledger, ...) and the statement, whose first line the message
+// names, so that a failure says where it happened without --verbose. It
+// wraps the driver's error (or a StatementError), which errors.As and
+// errors.Is still reach. Secrets in the statement are the caller's to
+// redact, as with every error text (runner.RunOptions.Redact).
+type ExecError struct {
+	Step      string // empty when the engine was not told
+	Statement string
+	Err       error
+}
+
+// maxStatementShown is how much of a statement's first line an
+// ExecError's message shows, in characters.
+const maxStatementShown = 160
+
+func (e *ExecError) Error() string {
+	line, rest, _ := strings.Cut(strings.TrimSpace(e.Statement), "\n")
+	line = strings.TrimSpace(line)
+	cut := strings.TrimSpace(rest) != ""
+	if r := []rune(line); len(r) > maxStatementShown {
+		line, cut = string(r[:maxStatementShown]), true
+	}
+	if cut {
+		line += " …"
+	}
+	if e.Step == "" {
+		return fmt.Sprintf("%s: %v", line, e.Err)
+	}
+	return fmt.Sprintf("%s: %s: %v", e.Step, line, e.Err)
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// ExecFailed returns err, the failure of statement stmt in step, as an
+// *ExecError; nil for nil. An error that already names its statement is
+// returned as it is.
+func ExecFailed(step, stmt string, err error) error {
+	var ee *ExecError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &ExecError{Step: step, Statement: stmt, Err: err}
+}

@@ -359,5 +359,10 @@ func locate(m *models.Model, scope *models.Scope, parts []models.Partition, sql 
 	if i < 0 || se.Offset < i || se.Offset > i+len(sql) {
 		return err
 	}
-	return m.Locate(scope, parts, se.Offset-i, err)
+	// The model's line says more than the statement's (an
+	// adapters.ExecError's) first line: locate the warehouse's error alone.
+	if located := m.Locate(scope, parts, se.Offset-i, se); located != error(se) {
+		return located
+	}
+	return err
 }

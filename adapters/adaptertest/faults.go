@@ -99,6 +99,15 @@ func Faults(t *testing.T, rec *recorder.Recorder, open Opener, check func(t *tes
 			if !errors.Is(f.Err, ErrInjected) {
 				t.Fatalf("failing operation %d (%s %s): the publication returned %v, want the injected failure", n, f.Failed.Op, firstLine(f.Failed.SQL), f.Err)
 			}
+			// The error names the step and the statement that failed.
+			var ee *adapters.ExecError
+			switch {
+			case !errors.As(f.Err, &ee) || ee.Step == "":
+				t.Errorf("failing operation %d (%s %s): the publication returned %q, which does not name its step and statement (an adapters.ExecError)",
+					n, f.Failed.Op, firstLine(f.Failed.SQL), f.Err)
+			case f.Failed.SQL != "" && strings.TrimSpace(ee.Statement) != strings.TrimSpace(f.Failed.SQL):
+				t.Errorf("failing %s: the error names the statement %q", firstLine(f.Failed.SQL), firstLine(ee.Statement))
+			}
 			f.checkTransaction()
 			f.After = f.Rows(f.Target)
 			f.LedgerAfter = f.ledger()

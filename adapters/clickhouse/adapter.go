@@ -441,10 +441,11 @@ func (a *Adapter) withConn(ctx context.Context, fn func(*sql.Conn) error) error 
 // exec runs one statement.
 func (a *Adapter) exec(ctx context.Context, tag adapters.Tag, stmt string) error {
 	a.log(stmt)
-	return a.withConn(ctx, func(c *sql.Conn) error {
+	err := a.withConn(ctx, func(c *sql.Conn) error {
 		_, err := c.ExecContext(a.statementContext(ctx, tag, true), stmt)
 		return located(stmt, err)
 	})
+	return adapters.ExecFailed(tag.Step, stmt, err)
 }
 
 // execAll runs statements in order, stopping at the first error.
@@ -469,7 +470,7 @@ func (a *Adapter) query(ctx context.Context, tag adapters.Tag, q string) (*adapt
 		res, err = sqlkit.ScanRowsFunc(rows, normalize)
 		return err
 	})
-	return res, err
+	return res, adapters.ExecFailed(tag.Step, q, err)
 }
 
 // normalize is adapters.Normalize plus what it cannot know from the values

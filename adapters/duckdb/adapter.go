@@ -146,7 +146,7 @@ func (a *Adapter) attachStages(ctx context.Context) error {
 		"CREATE SCHEMA " + models.Relation{Database: stageCatalog, Name: a.cfg.StageSchema}.Quote(a.d),
 	}
 	for _, q := range stmts {
-		if err := a.run(ctx, q); err != nil {
+		if err := a.run(ctx, "open", q); err != nil {
 			return fmt.Errorf("attaching the staging database: %w", err)
 		}
 	}
@@ -227,19 +227,19 @@ func (a *Adapter) Transient(err error) bool {
 // exec runs statements in order in one transaction and commits only if
 // every one succeeded. duckdb-go may report a nil Commit after a failed
 // statement without committing anything, so errors are tracked here.
-func (a *Adapter) exec(ctx context.Context, stmts ...string) error {
+func (a *Adapter) exec(ctx context.Context, step string, stmts ...string) error {
 	tx, err := a.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return adapters.ExecFailed(step, "BEGIN", err)
 	}
 	for _, s := range stmts {
 		a.log(s)
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			tx.Rollback()
-			return located(s, err)
+			return adapters.ExecFailed(step, s, located(s, err))
 		}
 	}
-	return tx.Commit()
+	return adapters.ExecFailed(step, "COMMIT", tx.Commit())
 }
 
 // newName names a table of kind that run runID makes for target in the
@@ -255,7 +255,7 @@ func (a *Adapter) ensureSchema(ctx context.Context, schema string) error {
 	if a.schemas[schema] {
 		return nil
 	}
-	if err := a.run(ctx, "CREATE SCHEMA IF NOT EXISTS "+a.d.QuoteIdent(schema)); err != nil {
+	if err := a.run(ctx, "create", "CREATE SCHEMA IF NOT EXISTS "+a.d.QuoteIdent(schema)); err != nil {
 		return err
 	}
 	if a.schemas == nil {
@@ -279,11 +279,11 @@ func (a *Adapter) log(sql string) {
 	}
 }
 
-// run executes one statement outside a transaction.
-func (a *Adapter) run(ctx context.Context, sql string) error {
+// run executes one statement of step outside a transaction.
+func (a *Adapter) run(ctx context.Context, step, sql string) error {
 	a.log(sql)
 	_, err := a.db.ExecContext(ctx, sql)
-	return located(sql, err)
+	return adapters.ExecFailed(step, sql, located(sql, err))
 }
 
 // EngineVersion returns the version of the DuckDB library this binary

@@ -23,7 +23,7 @@ func ledgerStatements(d Dialect, schema string) []string {
 
 // SetupLedger creates the ledger schema and tables if missing.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	return a.exec(ctx, ledgerStatements(a.d, a.cfg.LedgerSchema)...)
+	return a.exec(ctx, "ledger", ledgerStatements(a.d, a.cfg.LedgerSchema)...)
 }
 
 func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
@@ -44,7 +44,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	a.log(q)
 	rows, err := a.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, adapters.ExecFailed("ledger", q, err)
 	}
 	return sqlkit.ScanRecords(rows)
 }
@@ -53,7 +53,7 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Record) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.exec(ctx, recordStatements(a.d, a.cfg.LedgerSchema, records)...)
+	return a.exec(ctx, "ledger", recordStatements(a.d, a.cfg.LedgerSchema, records)...)
 }
 
 // SaveRun inserts or replaces run's record.
@@ -61,7 +61,7 @@ func (a *Adapter) SaveRun(ctx context.Context, run *adapters.Run) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	t := a.ledgerTable(sqlkit.RunsTable)
-	return a.exec(ctx,
+	return a.exec(ctx, "ledger",
 		fmt.Sprintf("DELETE FROM %s WHERE run_id = %s", t, a.d.QuoteString(run.ID)),
 		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(a.d, sqlkit.RunColumns),
 			strings.Join(sqlkit.RunValues(a.d, run), ", ")))
@@ -108,7 +108,7 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 			return &adapters.LeaseHeldError{Held: held}
 		}
 	}
-	return a.exec(ctx,
+	return a.exec(ctx, "ledger",
 		fmt.Sprintf("DELETE FROM %s WHERE table_name = %s", t, a.d.QuoteString(l.Table)),
 		fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t, sqlkit.ColumnNames(a.d, sqlkit.LeaseColumns),
 			strings.Join(sqlkit.LeaseValues(a.d, l), ", ")))
@@ -118,7 +118,7 @@ func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires time.Time) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.run(ctx, fmt.Sprintf("UPDATE %s SET heartbeat_at = %s, expires_at = %s WHERE run_id = %s",
+	return a.run(ctx, "lease", fmt.Sprintf("UPDATE %s SET heartbeat_at = %s, expires_at = %s WHERE run_id = %s",
 		a.ledgerTable(sqlkit.LeasesTable), a.d.Timestamp(now), a.d.Timestamp(expires), a.d.QuoteString(runID)))
 }
 
@@ -126,7 +126,7 @@ func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires ti
 func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.run(ctx, fmt.Sprintf("DELETE FROM %s WHERE run_id = %s",
+	return a.run(ctx, "lease", fmt.Sprintf("DELETE FROM %s WHERE run_id = %s",
 		a.ledgerTable(sqlkit.LeasesTable), a.d.QuoteString(runID)))
 }
 
@@ -180,7 +180,7 @@ func (a *Adapter) SaveVersions(ctx context.Context, versions []adapters.Version)
 	}
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.exec(ctx, versionStatements(a.d, a.cfg.LedgerSchema, versions)...)
+	return a.exec(ctx, "ledger", versionStatements(a.d, a.cfg.LedgerSchema, versions)...)
 }
 
 // versionStatements render SaveVersions.
@@ -250,7 +250,7 @@ func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) (
 	a.log(query)
 	rows, err := a.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, adapters.ExecFailed("ledger", query, err)
 	}
 	return sqlkit.ScanRecords(rows)
 }
@@ -274,5 +274,5 @@ func (a *Adapter) LedgerModels(ctx context.Context) ([]string, error) {
 func (a *Adapter) DropTable(ctx context.Context, table models.Relation) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
-	return a.run(ctx, "DROP TABLE IF EXISTS "+a.resolve(table).Quote(a.d))
+	return a.run(ctx, "prune", "DROP TABLE IF EXISTS "+a.resolve(table).Quote(a.d))
 }

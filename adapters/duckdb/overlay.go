@@ -23,7 +23,7 @@ func (a *Adapter) Overlay(ctx context.Context, target models.Relation, stages []
 		runID = stages[0].Tag.RunID
 	}
 	view := a.stageRelation(target, adapters.KindOverlay, runID)
-	return view, a.run(ctx, overlaySQL(a.d, view, a.qualified(target), exists, stages))
+	return view, a.run(ctx, "overlay", overlaySQL(a.d, view, a.qualified(target), exists, stages))
 }
 
 // overlaySQL renders the CREATE VIEW of Overlay.
@@ -33,5 +33,5 @@ func overlaySQL(d Dialect, view, target models.Relation, targetExists bool, stag
 
 // DropOverlay drops a view made by Overlay.
 func (a *Adapter) DropOverlay(ctx context.Context, view models.Relation) error {
-	return a.run(ctx, "DROP VIEW IF EXISTS "+view.Quote(a.d))
+	return a.run(ctx, "overlay", "DROP VIEW IF EXISTS "+view.Quote(a.d))
 }

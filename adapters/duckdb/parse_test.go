@@ -56,7 +56,7 @@ func TestLocated(t *testing.T) {
 		"SELECT 1,\n  no_such_column AS n",
 		"SELECT\n  " + long + "no_such_column AS n",
 	} {
-		err := a.run(context.Background(), q)
+		err := a.run(context.Background(), "stage", q)
 		var se *adapters.StatementError
 		if !errors.As(err, &se) || se.Offset != strings.Index(q, "no_such_column") {
 			t.Errorf("%q: %v, offset %+v; want %d", q, err, se, strings.Index(q, "no_such_column"))

@@ -20,7 +20,7 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	if run := swaps[0].Stage.Tag.RunID; a.targets == nil || run != a.targetsRun {
 		a.targets, a.targetsRun = map[string]bool{}, run
 	}
-	err := a.exec(ctx, publishStatements(a.d, a.cfg.LedgerSchema, swaps, a.targets)...)
+	err := a.exec(ctx, "publish", publishStatements(a.d, a.cfg.LedgerSchema, swaps, a.targets)...)
 	for _, sw := range swaps {
 		// A failed swap may have met a table dropped behind refill's back:
 		// check again next time.
@@ -68,7 +68,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	delete(a.targets, target.String())
-	return a.exec(ctx, rebuildStatements(a.d, a.cfg.LedgerSchema, a.resolve(target), stages, records, columns)...)
+	return a.exec(ctx, "rebuild", rebuildStatements(a.d, a.cfg.LedgerSchema, a.resolve(target), stages, records, columns)...)
 }
 
 // rebuildStatements render the transaction of Rebuild.
@@ -116,7 +116,7 @@ func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, p
 	exec := func(q string) error {
 		a.log(q)
 		_, err := tx.ExecContext(ctx, q)
-		return err
+		return adapters.ExecFailed(req.Tag.Step, q, err)
 	}
 	if req.Create != nil {
 		for _, q := range createTableStatements(d, a.resolve(req.Target), req.Create) {
@@ -138,7 +138,7 @@ func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, p
 		if strings.Contains(err.Error(), outsideMarker) {
 			return fmt.Errorf("%w: %v", adapters.ErrOutsideWindow, err)
 		}
-		return located(insert, err)
+		return adapters.ExecFailed(req.Tag.Step, insert, located(insert, err))
 	}
 	var groups []adapters.RowGroup
 	if partitions == 1 {
@@ -178,7 +178,7 @@ func (a *Adapter) countWindow(ctx context.Context, tx *sql.Tx, req adapters.Stag
 	a.log(count)
 	rows, err := tx.QueryContext(ctx, count)
 	if err != nil {
-		return nil, err
+		return nil, adapters.ExecFailed(req.Tag.Step, count, err)
 	}
 	res, err := sqlkit.ScanRows(rows)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 
 // Describe returns the columns query returns (DESCRIBE, which plans the
 // query without running it).
-func (a *Adapter) Describe(ctx context.Context, query string, _ adapters.Tag) ([]adapters.TableColumn, error) {
-	res, err := a.Query(ctx, "DESCRIBE "+query, adapters.Tag{})
+func (a *Adapter) Describe(ctx context.Context, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
+	res, err := a.Query(ctx, "DESCRIBE "+query, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, _ *mod
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	table = a.resolve(table)
-	return a.exec(ctx, createTableStatements(a.d, table, columns)...)
+	return a.exec(ctx, "create", createTableStatements(a.d, table, columns)...)
 }
 
 // createTableStatements create table (schema resolved) with columns,

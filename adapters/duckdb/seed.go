@@ -17,7 +17,7 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 	if table.Schema == "" {
 		table.Schema = a.cfg.Schema
 	}
-	return a.exec(ctx, seedStatements(a.d, seed, table)...)
+	return a.exec(ctx, "seed", seedStatements(a.d, seed, table)...)
 }
 
 // seedStatements renders the statements that load seed into table.

@@ -18,7 +18,7 @@ func (a *Adapter) Stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		}
 	}
 	rel := a.stageRelation(req.Target, adapters.KindStage, req.Tag.RunID)
-	if err := a.run(ctx, createStageSQL(a.d, rel, req.Query)); err != nil {
+	if err := a.run(ctx, req.Tag.Step, createStageSQL(a.d, rel, req.Query)); err != nil {
 		return nil, err
 	}
 	return &adapters.Stage{Relation: rel, Target: req.Target, Model: req.Model, Window: req.Window, Tag: req.Tag}, nil
@@ -29,18 +29,19 @@ func createStageSQL(d Dialect, stage models.Relation, query string) string {
 }
 
 // Query runs a read-only query.
-func (a *Adapter) Query(ctx context.Context, query string, _ adapters.Tag) (*adapters.Result, error) {
+func (a *Adapter) Query(ctx context.Context, query string, tag adapters.Tag) (*adapters.Result, error) {
 	a.log(query)
 	rows, err := a.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, located(query, err)
+		return nil, adapters.ExecFailed(tag.Step, query, located(query, err))
 	}
-	return sqlkit.ScanRows(rows)
+	res, err := sqlkit.ScanRows(rows)
+	return res, adapters.ExecFailed(tag.Step, query, err)
 }
 
 // DropStage drops a staging table if it exists.
 func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
-	return a.run(ctx, "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
+	return a.run(ctx, "drop", "DROP TABLE IF EXISTS "+s.Relation.Quote(a.d))
 }
 
 // CleanStages drops the stages and overlay views of runs dead reports,
@@ -72,7 +73,7 @@ func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bo
 		if row[2] == "VIEW" {
 			kind = "VIEW"
 		}
-		if err := a.run(ctx, "DROP "+kind+" IF EXISTS "+rel.Quote(a.d)); err != nil {
+		if err := a.run(ctx, "clean", "DROP "+kind+" IF EXISTS "+rel.Quote(a.d)); err != nil {
 			return err
 		}
 	}

@@ -37,7 +37,8 @@ type session struct {
 	a    *Adapter
 	conn *sql.Conn
 	ctx  context.Context
-	dead bool // the session failed for good: discard the connection
+	step string // the step of the work (adapters.Tag), which its errors name
+	dead bool   // the session failed for good: discard the connection
 }
 
 // session takes a connection for work tagged t on warehouse (a name as the
@@ -48,7 +49,7 @@ func (a *Adapter) session(ctx context.Context, t adapters.Tag, warehouse string)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{a: a, conn: conn, ctx: ctx}
+	s := &session{a: a, conn: conn, ctx: ctx, step: t.Step}
 	want := a.d.Fold(warehouse)
 	if want == "" {
 		want = a.defaultWarehouse
@@ -74,7 +75,7 @@ func (s *session) exec(query string) error {
 	if err != nil && deadSession(err) {
 		s.dead = true
 	}
-	return located(query, err)
+	return adapters.ExecFailed(s.step, query, located(query, err))
 }
 
 // query runs one statement and reads its rows.
@@ -85,9 +86,10 @@ func (s *session) query(query string) (*adapters.Result, error) {
 		if deadSession(err) {
 			s.dead = true
 		}
-		return nil, located(query, err)
+		return nil, adapters.ExecFailed(s.step, query, located(query, err))
 	}
-	return scanRows(rows)
+	res, err := scanRows(rows)
+	return res, adapters.ExecFailed(s.step, query, err)
 }
 
 // count runs a query returning one number.

@@ -179,7 +179,7 @@ func (s *session) columnsOf(q string) ([]Column, error) {
 		if deadSession(err) {
 			s.dead = true
 		}
-		return nil, located(q, err)
+		return nil, adapters.ExecFailed(s.step, q, located(q, err))
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()

@@ -141,7 +141,8 @@ func TestSnowflakeDriverIsQuiet(t *testing.T) {
 
 // TestLedgerErrorsAreRedacted: a secret a failed statement quotes (here a
 // template var whose value is a secret-named environment variable's) is
-// masked in the ledger's error columns as in everything refill prints.
+// masked in the ledger's error columns as in everything refill prints,
+// which name the failed step and statement.
 func TestLedgerErrorsAreRedacted(t *testing.T) {
 	t.Setenv("SHOP_API_TOKEN", "hunter2-secret")
 	dir := shop(t, map[string]string{"models/staging/orders.sql": `/* refill
@@ -162,6 +163,12 @@ FROM {{ source("raw.orders") }} WHERE order_date >= {{ start }} AND order_date <
 	}
 	if strings.Contains(r.stdout+r.stderr, "hunter2") {
 		t.Errorf("a secret was printed:\n%s%s", r.stdout, r.stderr)
+	}
+	// The failure names its step and the statement's first line, without
+	// --verbose, on the screen and in the ledger.
+	const where = `stage: CREATE TABLE "refill_stages"."refill_stage"."staging__orders__`
+	if !strings.Contains(r.stdout, where) || !strings.Contains(got, where) {
+		t.Errorf("the failure does not say where it happened (%s):\n%s\nledger: %s", where, r.stdout, got)
 	}
 }
 
