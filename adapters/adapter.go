@@ -9,6 +9,47 @@
 // staged rows and writes the partitions' ledger records, atomically where
 // the warehouse allows (see Info.Guarantee). Everything an adapter renders
 // comes from its Dialect, which does no I/O.
+//
+// An Adapter plays four roles, each an interface of its own: a Querier
+// reads, a Stager computes stages, a Publisher swaps them into targets,
+// and a Ledger keeps the records. What an engine may do beyond them is an
+// optional interface of one of those roles, found by a type assertion:
+//
+//	role       optional             duckdb  clickhouse  snowflake
+//	querier    Classifier           yes     yes         yes
+//	querier    Estimator            yes     yes         yes
+//	querier    RowCounter           yes     yes         yes
+//	stager     StageSummarizer      -       yes         -
+//	stager     StageCleaner         yes     yes         yes
+//	stager     Overlayer            yes     -           yes
+//	publisher  Rebuilder            yes     yes         yes
+//	publisher  DirectPublisher      yes     -           -
+//	publisher  Seeder               yes     yes         yes
+//	publisher  Pruner               yes     yes         yes
+//	ledger     Deferrer             -       yes         -
+//
+// (runner/enginetest's TestCapabilities checks this table against the
+// engines.)
+//
+// To add an engine:
+//
+//  1. Create adapters/<engine>, importing its driver and no other
+//     engine's; only it imports the driver.
+//  2. Write its models.Dialect (dialect.go): quoting, literals, the date
+//     helpers, Fit; no I/O. Pin its SQL with a golden of the example
+//     project (adaptertest.RenderShop).
+//  3. Implement Adapter: Querier, Stager, Publisher and Ledger, with every
+//     statement going through one function that returns its failures as
+//     ExecErrors (and, where the warehouse says where, StatementErrors).
+//     Write Info.Guarantee as what a crash at any moment of a swap leaves.
+//  4. Implement the optional interfaces the warehouse allows; the runner
+//     refuses, or does without, the others.
+//  5. Export Engine() (an adapters.Engine) and add its row to
+//     cmd/refill/targets.go.
+//  6. Run adaptertest.RunTests, the fault sweep (adaptertest.Faults,
+//     through adapters/recorder) and runner/enginetest against a real
+//     server, skipped with a reason when its variable is unset, and add
+//     the server to .ci/run.
 package adapters
 
 import (
@@ -32,6 +73,21 @@ type Adapter interface {
 	// Info describes the adapter's capabilities and guarantees.
 	Info() Info
 
+	Querier
+	Stager
+	Publisher
+	Ledger
+
+	// Close releases the connection.
+	Close() error
+}
+
+// Querier reads the warehouse: queries, and the columns of queries and
+// tables.
+type Querier interface {
+	// Query runs a read-only query (verification, audits, watermarks) and
+	// returns its rows with values normalized as described on Result.
+	Query(ctx context.Context, query string, tag Tag) (*Result, error)
 	// Describe returns the columns query returns, without running it.
 	Describe(ctx context.Context, query string, tag Tag) ([]TableColumn, error)
 	// Columns returns table's columns in order, or nil when it does not
@@ -40,17 +96,21 @@ type Adapter interface {
 	// Fit says how the values of column type from fit a column of type to
 	// (types as Describe and Columns name them).
 	Fit(from, to string) Fit
-	// CreateTable creates table with columns (declared, in the dialect's
-	// types) and m's table options, unless it exists.
-	CreateTable(ctx context.Context, table models.Relation, m *models.Model, columns []TableColumn) error
+}
 
+// Stager computes a model's rows for a window into a staging table, which
+// nothing reads but the runner until it is published.
+type Stager interface {
 	// Stage runs req.Query into a new staging table and returns it. A
 	// failed Stage leaves no staging table behind and never touches the
 	// target.
 	Stage(ctx context.Context, req StageRequest) (*Stage, error)
-	// Query runs a read-only query (verification, audits, watermarks) and
-	// returns its rows with values normalized as described on Result.
-	Query(ctx context.Context, query string, tag Tag) (*Result, error)
+	// DropStage drops a staging table; dropping one already gone succeeds.
+	DropStage(ctx context.Context, s *Stage) error
+}
+
+// Publisher changes targets: it swaps stages in and creates tables.
+type Publisher interface {
 	// Publish replaces, for each swap, the rows of the target table inside
 	// the stage's Window with the staged rows, creating the target from the
 	// stage's schema if it does not exist, and writes each swap's ledger
@@ -61,13 +121,9 @@ type Adapter interface {
 	// leaves the same rows. A swap's Change alters the target's columns
 	// first, in the same transaction where the warehouse allows.
 	Publish(ctx context.Context, swaps []Swap) error
-	// DropStage drops a staging table; dropping one already gone succeeds.
-	DropStage(ctx context.Context, s *Stage) error
-
-	Ledger
-
-	// Close releases the connection.
-	Close() error
+	// CreateTable creates table with columns (declared, in the dialect's
+	// types) and m's table options, unless it exists.
+	CreateTable(ctx context.Context, table models.Relation, m *models.Model, columns []TableColumn) error
 }
 
 // What an adapter may do beyond the contract, each found by a type
