@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/refill/refill/models"
 )
 
 // ErrRunNotFound is returned (wrapped) by Ledger.LoadRun for an unknown run.
@@ -159,4 +161,24 @@ func ExecFailed(step, stmt string, err error) error {
 		return err
 	}
 	return &ExecError{Step: step, Statement: stmt, Err: err}
+}
+
+// AtModelLine points err, if the warehouse said where in a statement holding
+// sql (m rendered for parts in scope) it failed, at the line of m's file
+// that rendered that place.
+func AtModelLine(m *models.Model, scope *models.Scope, parts []models.Partition, sql string, err error) error {
+	var se *StatementError
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	i := strings.Index(se.Statement, sql)
+	if i < 0 || se.Offset < i || se.Offset > i+len(sql) {
+		return err
+	}
+	// The model's line says more than the statement's (an
+	// adapters.ExecError's) first line: locate the warehouse's error alone.
+	if located := m.Locate(scope, parts, se.Offset-i, se); located != error(se) {
+		return located
+	}
+	return err
 }

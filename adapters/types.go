@@ -1,8 +1,11 @@
 package adapters
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/refill/refill/models"
 )
 
 // Comparing column types. Each adapter reads its warehouse's type names
@@ -146,4 +149,20 @@ func DecimalArgs(t string) (precision, scale int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// DeclaredColumns returns m's declared columns in dialect d, or nil.
+func DeclaredColumns(m *models.Model, d models.Dialect) ([]TableColumn, error) {
+	if len(m.Config.Columns) == 0 {
+		return nil, nil
+	}
+	out := make([]TableColumn, len(m.Config.Columns))
+	for i, c := range m.Config.Columns {
+		t, err := c.Type.In(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: column %s: %v", m.Path, c.Line, c.Name, err)
+		}
+		out[i] = TableColumn{Name: c.Name, Type: t}
+	}
+	return out, nil
 }

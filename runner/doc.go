@@ -5,7 +5,6 @@
 // ledger's records, which partitions need to run and why. Execution (Run)
 // turns a plan into a partition-level DAG and works through it: render,
 // stage, verify, audit, publish, with retries, batches, a concurrency cap,
-// per-table leases and graceful interruption. RunChecks is refill test:
-// validation, rendering, a sample run and the unit tests, in a sandbox the
-// caller opens.
+// per-table leases and graceful interruption. refill test is package
+// runner/check's, which stands on this one.
 package runner

@@ -70,7 +70,7 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 			}
 		}
 	}
-	declared, err := declaredColumns(m, e.r.Adapter.Dialect())
+	declared, err := adapters.DeclaredColumns(m, e.r.Adapter.Dialect())
 	if err != nil {
 		e.fail(ctx, u.nodes, err, 1, 0)
 		return
@@ -128,7 +128,7 @@ func (e *execution) skipAll(u *unit, why string) {
 // missing, so that the query binds).
 func (e *execution) emptySelf(ctx context.Context, m *models.Model) error {
 	rel := e.r.Scope.Relation(m)
-	declared, err := declaredColumns(m, e.r.Adapter.Dialect())
+	declared, err := adapters.DeclaredColumns(m, e.r.Adapter.Dialect())
 	if err != nil {
 		return err
 	}

@@ -54,22 +54,6 @@ type schemaPlan struct {
 	exists  bool
 }
 
-// declaredColumns returns m's declared columns in dialect d, or nil.
-func declaredColumns(m *models.Model, d models.Dialect) ([]adapters.TableColumn, error) {
-	if len(m.Config.Columns) == 0 {
-		return nil, nil
-	}
-	out := make([]adapters.TableColumn, len(m.Config.Columns))
-	for i, c := range m.Config.Columns {
-		t, err := c.Type.In(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: column %s: %v", m.Path, c.Line, c.Name, err)
-		}
-		out[i] = adapters.TableColumn{Name: c.Name, Type: t}
-	}
-	return out, nil
-}
-
 // decideSchema compares the query's columns with the declared ones and
 // the table's (nil when it does not exist) under m's policy.
 func decideSchema(m *models.Model, table string, query, declared, target []adapters.TableColumn, fit func(from, to string) adapters.Fit) (*schemaPlan, error) {
@@ -215,7 +199,7 @@ func describeTag(t adapters.Tag) adapters.Tag {
 func (e *execution) schema(ctx context.Context, m *models.Model, query string, tag adapters.Tag) (*schemaPlan, error) {
 	a := e.r.Adapter
 	rel := e.r.Scope.Relation(m)
-	declared, err := declaredColumns(m, a.Dialect())
+	declared, err := adapters.DeclaredColumns(m, a.Dialect())
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +281,7 @@ func (r *Runner) schemaChanges(ctx context.Context, selected []*models.Model) (m
 			out[m.Name] = "its columns cannot be compared before the run (" + firstLine(err.Error()) + ")"
 			continue
 		}
-		declared, err := declaredColumns(m, r.Adapter.Dialect())
+		declared, err := adapters.DeclaredColumns(m, r.Adapter.Dialect())
 		if err != nil {
 			return nil, err
 		}

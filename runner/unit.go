@@ -61,7 +61,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = locate(m, scope, parts, sql, err) }()
+	defer func() { err = adapters.AtModelLine(m, scope, parts, sql, err) }()
 	// The fingerprint is of the model under the real table names, so
 	// that publishing together does not make partitions stale.
 	fp := m.Version(e.r.Scope).Fingerprint
@@ -345,24 +345,4 @@ func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep
 		e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging table %s: %v", st.Relation, derr)})
 	}
 	return su, err
-}
-
-// locate points err, if the warehouse said where in a statement holding
-// sql (m rendered for parts in scope) it failed, at the line of m's file
-// that rendered that place.
-func locate(m *models.Model, scope *models.Scope, parts []models.Partition, sql string, err error) error {
-	var se *adapters.StatementError
-	if err == nil || !errors.As(err, &se) {
-		return err
-	}
-	i := strings.Index(se.Statement, sql)
-	if i < 0 || se.Offset < i || se.Offset > i+len(sql) {
-		return err
-	}
-	// The model's line says more than the statement's (an
-	// adapters.ExecError's) first line: locate the warehouse's error alone.
-	if located := m.Locate(scope, parts, se.Offset-i, se); located != error(se) {
-		return located
-	}
-	return err
 }

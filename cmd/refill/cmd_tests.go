@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/check"
 )
 
 func (a *app) testCommand() *cobra.Command {
@@ -58,7 +58,7 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 					return err
 				}
 			}
-			checks := runner.RunChecks(a.ctx, runner.CheckOptions{Load: a.loadProjectFS, Select: args, Exclude: exclude, From: from, To: to,
+			checks := check.Run(a.ctx, check.Options{Load: a.loadProjectFS, Select: args, Exclude: exclude, From: from, To: to,
 				Now: clock, Dialect: dialectFor, Sandbox: sandbox()})
 			a.printChecks(a.stdout, checks, time.Since(started))
 			if junit != "" {
@@ -96,25 +96,25 @@ func (a *app) loadProjectFS() (*models.Project, fs.FS, error) {
 
 // printChecks prints the report of refill test: a line per check (passed
 // ones left out with --quiet) and the counts.
-func (a *app) printChecks(w io.Writer, checks []runner.Check, elapsed time.Duration) {
+func (a *app) printChecks(w io.Writer, checks []check.Result, elapsed time.Duration) {
 	color := a.color()
-	paint := func(s runner.CheckStatus) string {
-		code := map[runner.CheckStatus]string{runner.CheckPassed: "32", runner.CheckFailed: "31", runner.CheckSkipped: "33", runner.CheckNotRun: "31"}[s]
+	paint := func(s check.Status) string {
+		code := map[check.Status]string{check.Passed: "32", check.Failed: "31", check.Skipped: "33", check.NotRun: "31"}[s]
 		text := fmt.Sprintf("%-7s", s)
 		if !color {
 			return text
 		}
 		return "\x1b[" + code + "m" + text + "\x1b[0m"
 	}
-	counts := map[runner.CheckStatus]int{}
+	counts := map[check.Status]int{}
 	for _, c := range checks {
 		counts[c.Status]++
-		if c.Status == runner.CheckPassed && a.quiet {
+		if c.Status == check.Passed && a.quiet {
 			continue
 		}
 		msg := c.Message
 		fmt.Fprintf(w, "%s  %-8s  %s", paint(c.Status), c.Suite, c.Name)
-		if msg != "" && !strings.Contains(msg, "\n") && len(msg) < 100 && c.Status == runner.CheckPassed {
+		if msg != "" && !strings.Contains(msg, "\n") && len(msg) < 100 && c.Status == check.Passed {
 			fmt.Fprintf(w, "  (%s)", msg)
 		} else if msg != "" {
 			fmt.Fprintf(w, "\n        %s", strings.ReplaceAll(a.redact(msg), "\n", "\n        "))
@@ -122,9 +122,9 @@ func (a *app) printChecks(w io.Writer, checks []runner.Check, elapsed time.Durat
 		fmt.Fprintln(w)
 	}
 	notRun := ""
-	if n := counts[runner.CheckNotRun]; n > 0 {
+	if n := counts[check.NotRun]; n > 0 {
 		notRun = fmt.Sprintf(", %d not run", n)
 	}
-	fmt.Fprintf(w, "\n%d checks: %d passed, %d failed, %d skipped%s in %s\n", len(checks), counts[runner.CheckPassed], counts[runner.CheckFailed],
-		counts[runner.CheckSkipped], notRun, elapsed.Round(10*time.Millisecond))
+	fmt.Fprintf(w, "\n%d checks: %d passed, %d failed, %d skipped%s in %s\n", len(checks), counts[check.Passed], counts[check.Failed],
+		counts[check.Skipped], notRun, elapsed.Round(10*time.Millisecond))
 }

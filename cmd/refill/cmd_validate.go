@@ -10,6 +10,7 @@ import (
 
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/check"
 )
 
 func (a *app) validateCommand() *cobra.Command {
@@ -114,14 +115,14 @@ checked.`,
 }
 
 // describeModels connects to the selected target and has its warehouse
-// describe every model's query (runner.DescribeModels).
+// describe every model's query (check.DescribeModels).
 func (a *app) describeModels() (models.ErrorList, []string, error) {
 	s, err := a.session(readOnly, false, "refill validate", nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer s.close()
-	found, unchecked := runner.DescribeModels(a.ctx, s.adapter, s.project, s.scope)
+	found, unchecked := check.DescribeModels(a.ctx, s.adapter, s.project, s.scope)
 	errs, err := atModels(found)
 	if err != nil {
 		return nil, nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
@@ -157,7 +158,7 @@ func (a *app) parseModels(p *models.Project, selected string) models.ErrorList {
 		}
 		defer parser.Close()
 		d, schema := e.Dialect(t)
-		out, err := atModels(runner.ParseModels(a.ctx, p, &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, parser.Parse))
+		out, err := atModels(check.ParseModels(a.ctx, p, &models.Scope{Dialect: d, Schema: schema, Vars: p.Vars, Target: name}, parser.Parse))
 		if err != nil {
 			out = append(out, &models.Error{File: models.ProjectFile, Msg: fmt.Sprintf("parsing with the parser of target %s: %v", name, err)})
 		}
@@ -166,7 +167,7 @@ func (a *app) parseModels(p *models.Project, selected string) models.ErrorList {
 	return nil
 }
 
-// atModels returns the errors of runner.ParseModels or DescribeModels,
+// atModels returns the errors of check.ParseModels or DescribeModels,
 // each at a model's file (and line, where the warehouse said where);
 // err is the first error that is at none, such as a lost connection.
 func atModels(found []error) (list models.ErrorList, err error) {

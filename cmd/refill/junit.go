@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/check"
 )
 
 // JUnit XML, in the form CI systems (GitHub Actions reporters, GitLab,
@@ -52,7 +52,7 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // writeJUnit writes one test case per check, grouped into a suite per kind
 // of check.
-func writeJUnit(path string, checks []runner.Check, elapsed time.Duration, allowUnsampled bool) error {
+func writeJUnit(path string, checks []check.Result, elapsed time.Duration, allowUnsampled bool) error {
 	out := junitSuites{Name: "refill test", Time: seconds(elapsed)}
 	index := map[string]int{}
 	for _, c := range checks {
@@ -69,7 +69,7 @@ func writeJUnit(path string, checks []runner.Check, elapsed time.Duration, allow
 			tc.Failure = &junitMessage{Message: firstLine(c.Message), Type: c.Suite, Text: c.Message + "\n" + c.Detail}
 			s.Failures++
 			out.Failures++
-		case c.Status == runner.CheckSkipped || c.Status == runner.CheckNotRun:
+		case c.Status == check.Skipped || c.Status == check.NotRun:
 			tc.Skipped = &junitMessage{Message: firstLine(c.Message)}
 			s.Skipped++
 			out.Skipped++

@@ -11,7 +11,7 @@ import (
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/check"
 )
 
 // This file is the only place that picks concrete adapters.
@@ -115,8 +115,8 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 
 // sandbox is where refill test runs the models and unit tests: an empty
 // in-memory DuckDB.
-func sandbox() runner.Sandbox {
-	return runner.Sandbox{Adapter: duckdb.Capabilities().Name, Name: "DuckDB", Schema: "main",
+func sandbox() check.Sandbox {
+	return check.Sandbox{Adapter: duckdb.Capabilities().Name, Name: "DuckDB", Schema: "main",
 		Open: func(ctx context.Context) (adapters.Adapter, error) { return duckdb.Open(ctx, duckdb.Config{}) }}
 }
 

@@ -1,4 +1,4 @@
-package runner_test
+package check_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/check"
 )
 
 // unitFiles is a project whose unit tests need typed and empty inputs: a
@@ -40,7 +40,7 @@ FROM {{ ref("staging.payments") }} WHERE day >= {{ start }} AND day < {{ end }}
 
 // runUnitTests runs the unit tests of unitFiles plus tests (file -> text)
 // in an in-memory DuckDB each, and returns the results by test name.
-func runUnitTests(t *testing.T, tests map[string]string) map[string]*runner.UnitTestResult {
+func runUnitTests(t *testing.T, tests map[string]string) map[string]*check.UnitTestResult {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	for name, text := range unitFiles {
@@ -57,13 +57,13 @@ func runUnitTests(t *testing.T, tests map[string]string) map[string]*runner.Unit
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*runner.UnitTestResult{}
+	out := map[string]*check.UnitTestResult{}
 	for _, ut := range uts {
 		db, err := duckdb.Open(t.Context(), duckdb.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := runner.RunUnitTest(t.Context(), db, &models.Scope{Dialect: db.Dialect(), Schema: "main", Vars: p.Vars}, ut)
+		res, err := check.RunUnitTest(t.Context(), db, &models.Scope{Dialect: db.Dialect(), Schema: "main", Vars: p.Vars}, ut)
 		db.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", ut.Name, err)

@@ -1,4 +1,4 @@
-package runner
+package check
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func RunUnitTest(ctx context.Context, a adapters.Adapter, scope *models.Scope, u
 	}
 	if m.Config.Self && !given["this"] {
 		// Its own past, not given: empty, as for the first partition.
-		cols, err := declaredColumns(m, a.Dialect())
+		cols, err := adapters.DeclaredColumns(m, a.Dialect())
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,10 @@
-package runner
+// Package check is refill test and refill validate --connect: Run
+// validates a project, renders every model, runs a sample of each model's
+// partitions and every unit test in a sandbox the caller opens (an empty
+// DuckDB), and reports each as a Result; ParseModels and DescribeModels
+// check every model's SQL with a parser or a warehouse, without running
+// it. It stands on the runner and nothing stands on it but the CLI.
+package check
 
 import (
 	"context"
@@ -12,42 +18,43 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
 )
 
-// Check is one result of RunChecks: a line of refill test's report and a
+// Result is one result of Run: a line of refill test's report and a
 // JUnit test case.
-type Check struct {
+type Result struct {
 	Suite    string // validate, render, run, audit, unit
 	Name     string
-	Status   CheckStatus
+	Status   Status
 	Message  string // what passed; why it failed or was skipped
 	Detail   string // more on a failure: the audit failures, the unit test's SQL
 	Duration time.Duration
 }
 
-// CheckStatus is how a check ended; its value is the report's word for it.
-type CheckStatus string
+// Status is how a check ended; its value is the report's word for it.
+type Status string
 
 const (
-	CheckPassed  CheckStatus = "ok"
-	CheckFailed  CheckStatus = "FAIL"
-	CheckSkipped CheckStatus = "skip"
-	// CheckNotRun is a selected model of which the sample ran no partition:
+	Passed  Status = "ok"
+	Failed  Status = "FAIL"
+	Skipped Status = "skip"
+	// NotRun is a selected model of which the sample ran no partition:
 	// nothing was checked. It fails refill test unless the caller allows it.
-	CheckNotRun CheckStatus = "not run"
+	NotRun Status = "not run"
 )
 
 // Fails reports whether a check of status s fails refill test, given
 // whether models left out of the sample are allowed.
-func (s CheckStatus) Fails(allowUnsampled bool) bool {
-	return s == CheckFailed || s == CheckNotRun && !allowUnsampled
+func (s Status) Fails(allowUnsampled bool) bool {
+	return s == Failed || s == NotRun && !allowUnsampled
 }
 
-// Sandbox is the empty warehouse RunChecks runs models and unit tests on
+// Sandbox is the empty warehouse Run runs models and unit tests on
 // (refill test uses an in-memory DuckDB).
 type Sandbox struct {
 	// Open opens a new, empty sandbox: one for the sample run and one for
-	// each unit test. RunChecks closes it.
+	// each unit test. Run closes it.
 	Open func(ctx context.Context) (adapters.Adapter, error)
 	// Adapter is the adapter name a target gives the sandbox's warehouse
 	// (duckdb). A model that fails in the sandbox while no target uses it
@@ -59,10 +66,10 @@ type Sandbox struct {
 	Schema string
 }
 
-// CheckOptions say what RunChecks checks and how.
-type CheckOptions struct {
+// Options say what Run checks and how.
+type Options struct {
 	// Load loads the project and returns the folder that holds its unit
-	// tests and seeds. RunChecks reports its error as failed validate
+	// tests and seeds. Run reports its error as failed validate
 	// checks.
 	Load func() (*models.Project, fs.FS, error)
 	// Select picks the models to check, as models.Project.Select takes
@@ -84,16 +91,16 @@ type CheckOptions struct {
 	Sandbox Sandbox
 }
 
-// RunChecks runs refill test's checks and returns them in report order:
+// Run runs refill test's checks and returns them in report order:
 // it validates the project and its targets, renders each selected model
 // for a sample partition in every target's dialect, runs the selected
 // models with their upstreams for the sample partitions in a sandbox
 // loaded with the seeds (stage, verify, audit, swap), and runs the unit
 // tests of the selected models, each in a sandbox of its own. Failures
 // are checks, never errors.
-func RunChecks(ctx context.Context, opts CheckOptions) []Check {
-	var checks []Check
-	add := func(c Check) { checks = append(checks, c) }
+func Run(ctx context.Context, opts Options) []Result {
+	var checks []Result
+	add := func(c Result) { checks = append(checks, c) }
 	start := time.Now()
 	p, fsys, err := opts.Load()
 	if err != nil {
@@ -105,10 +112,10 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 		var list models.ErrorList
 		if errors.As(e, &list) {
 			for _, le := range list {
-				add(Check{Suite: "validate", Name: le.File, Status: CheckFailed, Message: le.Error()})
+				add(Result{Suite: "validate", Name: le.File, Status: Failed, Message: le.Error()})
 			}
 		} else if e != nil {
-			add(Check{Suite: "validate", Name: "project", Status: CheckFailed, Message: e.Error()})
+			add(Result{Suite: "validate", Name: "project", Status: Failed, Message: e.Error()})
 		}
 	}
 	var targetErrs []string
@@ -118,14 +125,14 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 		}
 	}
 	if len(targetErrs) > 0 {
-		add(Check{Suite: "validate", Name: models.ProjectFile, Status: CheckFailed, Message: strings.Join(targetErrs, "\n")})
+		add(Result{Suite: "validate", Name: models.ProjectFile, Status: Failed, Message: strings.Join(targetErrs, "\n")})
 	}
-	add(Check{Suite: "validate", Name: "project", Status: CheckPassed, Duration: time.Since(start),
-		Message: strings.Join([]string{Plural(len(p.Models), "model"), Plural(len(p.Targets), "target"), Plural(len(unitTests), "unit test"), Plural(len(seeds), "seed")}, ", ")})
+	add(Result{Suite: "validate", Name: "project", Status: Passed, Duration: time.Since(start),
+		Message: strings.Join([]string{runner.Plural(len(p.Models), "model"), runner.Plural(len(p.Targets), "target"), runner.Plural(len(unitTests), "unit test"), runner.Plural(len(seeds), "seed")}, ", ")})
 
 	selected, err := p.Select(opts.Select, opts.Exclude)
 	if err != nil {
-		add(Check{Suite: "validate", Name: "selection", Status: CheckFailed, Message: err.Error()})
+		add(Result{Suite: "validate", Name: "selection", Status: Failed, Message: err.Error()})
 		return checks
 	}
 	from, to := samplePeriod(p, opts.From, opts.To)
@@ -147,18 +154,18 @@ func RunChecks(ctx context.Context, opts CheckOptions) []Check {
 
 // loadChecks reports a project that did not load: a failed validate check
 // per file with errors.
-func loadChecks(err error) []Check {
+func loadChecks(err error) []Result {
 	var list models.ErrorList
 	if !errors.As(err, &list) {
 		var me *models.Error
 		if !errors.As(err, &me) {
-			return []Check{{Suite: "validate", Name: "project", Status: CheckFailed, Message: err.Error()}}
+			return []Result{{Suite: "validate", Name: "project", Status: Failed, Message: err.Error()}}
 		}
 		list = models.ErrorList{me}
 	}
-	checks := make([]Check, len(list))
+	checks := make([]Result, len(list))
 	for i, e := range list {
-		checks[i] = Check{Suite: "validate", Name: e.File, Status: CheckFailed, Message: e.Error()}
+		checks[i] = Result{Suite: "validate", Name: e.File, Status: Failed, Message: e.Error()}
 	}
 	return checks
 }
@@ -189,12 +196,12 @@ func samplePeriod(p *models.Project, from, to string) (string, string) {
 }
 
 // renderChecks renders every selected model in every target's dialect.
-func renderChecks(p *models.Project, selected []*models.Model, from string, dialect func(*models.Target) (models.Dialect, string, error)) []Check {
-	var out []Check
+func renderChecks(p *models.Project, selected []*models.Model, from string, dialect func(*models.Target) (models.Dialect, string, error)) []Result {
+	var out []Result
 	for _, m := range selected {
 		part, err := samplePartition(m, from)
 		if err != nil {
-			out = append(out, Check{Suite: "render", Name: m.Name, Status: CheckFailed, Message: err.Error()})
+			out = append(out, Result{Suite: "render", Name: m.Name, Status: Failed, Message: err.Error()})
 			continue
 		}
 		var failed []string
@@ -210,10 +217,10 @@ func renderChecks(p *models.Project, selected []*models.Model, from string, dial
 				failed = append(failed, fmt.Sprintf("on %s (%s): %v", name, d.Name(), err))
 			}
 		}
-		c := Check{Suite: "render", Name: m.Name, Status: CheckPassed, Duration: time.Since(start),
+		c := Result{Suite: "render", Name: m.Name, Status: Passed, Duration: time.Since(start),
 			Message: fmt.Sprintf("partition %s on %s", part.Key, strings.Join(dialects, ", "))}
 		if len(failed) > 0 {
-			c.Status, c.Message = CheckFailed, strings.Join(failed, "\n")
+			c.Status, c.Message = Failed, strings.Join(failed, "\n")
 		}
 		out = append(out, c)
 	}
@@ -322,7 +329,7 @@ func checkSample(ctx context.Context, m *models.Model, scope *models.Scope, chec
 	if err == nil {
 		return nil
 	}
-	if located := locate(m, scope, parts, sql, err); located != err {
+	if located := adapters.AtModelLine(m, scope, parts, sql, err); located != err {
 		return located
 	}
 	return &models.Error{File: m.Path, Msg: err.Error()}
@@ -332,37 +339,37 @@ func checkSample(ctx context.Context, m *models.Model, scope *models.Scope, chec
 // sample in a sandbox loaded with the seeds. It returns the checks and the
 // models that do not run in the sandbox, with why, when no target uses
 // the sandbox's warehouse (native is false).
-func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.Model, seeds []*models.Seed, from, to string, now time.Time, sb Sandbox, native bool) ([]Check, map[string]string) {
+func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.Model, seeds []*models.Seed, from, to string, now time.Time, sb Sandbox, native bool) ([]Result, map[string]string) {
 	notPortable := map[string]string{}
 	db, err := sb.Open(ctx)
 	if err != nil {
-		return []Check{{Suite: "run", Name: sb.Adapter, Status: CheckFailed, Message: err.Error()}}, notPortable
+		return []Result{{Suite: "run", Name: sb.Adapter, Status: Failed, Message: err.Error()}}, notPortable
 	}
 	defer db.Close()
-	var out []Check
+	var out []Result
 	for _, s := range seeds {
 		if err := adapters.LoadSeed(ctx, db, s, s.Relation); err != nil {
-			out = append(out, Check{Suite: "run", Name: "seed " + s.Relation.String(), Status: CheckFailed, Message: err.Error()})
+			out = append(out, Result{Suite: "run", Name: "seed " + s.Relation.String(), Status: Failed, Message: err.Error()})
 		}
 	}
 	scope := &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars, Target: "test"}
-	r := &Runner{Project: p, Target: "test", Adapter: db, Scope: scope}
+	r := &runner.Runner{Project: p, Target: "test", Adapter: db, Scope: scope}
 	names := make([]string, len(selected))
 	for i, m := range selected {
 		names[i] = "+" + m.Name // upstream models supply the rows they read
 	}
-	plan, err := r.Plan(ctx, Selection{Select: names, From: from, To: to, Mode: ModeAll, Now: now})
+	plan, err := r.Plan(ctx, runner.Selection{Select: names, From: from, To: to, Mode: runner.ModeAll, Now: now})
 	if err != nil {
-		return append(out, Check{Suite: "run", Name: "plan", Status: CheckFailed, Message: err.Error()}), notPortable
+		return append(out, Result{Suite: "run", Name: "plan", Status: Failed, Message: err.Error()}), notPortable
 	}
-	audits := &auditChecks{byKey: map[string]*Check{}}
+	audits := &auditChecks{byKey: map[string]*Result{}}
 	start := time.Now()
-	sum, err := r.Run(ctx, plan, RunOptions{Concurrency: 2, Observe: audits.observe, RunID: "refill-test"})
+	sum, err := r.Run(ctx, plan, runner.RunOptions{Concurrency: 2, Observe: audits.observe, RunID: "refill-test"})
 	if err != nil {
-		return append(out, Check{Suite: "run", Name: "run", Status: CheckFailed, Message: err.Error()}), notPortable
+		return append(out, Result{Suite: "run", Name: "run", Status: Failed, Message: err.Error()}), notPortable
 	}
 	elapsed := time.Since(start)
-	byModel := map[string][]PartitionResult{}
+	byModel := map[string][]runner.PartitionResult{}
 	for _, pr := range sum.Partitions {
 		byModel[pr.Model] = append(byModel[pr.Model], pr)
 	}
@@ -374,7 +381,7 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 		c := modelCheck(m, byModel[m.Name], sb, native, notPortable)
 		if len(byModel[m.Name]) == 0 && chosen[m] {
 			// Nothing of a selected model ran: say so, never ok.
-			c.Status, c.Message = CheckNotRun, "no partition in the sample "+unsampledWhy(m, from, to, now, plan)
+			c.Status, c.Message = NotRun, "no partition in the sample "+unsampledWhy(m, from, to, now, plan)
 		}
 		c.Duration = elapsed / time.Duration(max(len(plan.Models), 1))
 		out = append(out, c)
@@ -385,11 +392,11 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 // modelCheck is the run check of model m, whose sample partitions ended
 // as results. A model that failed in the sandbox for a reason other than
 // its audits is added to notPortable unless native.
-func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native bool, notPortable map[string]string) Check {
-	c := Check{Suite: "run", Name: m.Name, Status: CheckPassed}
+func modelCheck(m *models.Model, results []runner.PartitionResult, sb Sandbox, native bool, notPortable map[string]string) Result {
+	c := Result{Suite: "run", Name: m.Name, Status: Passed}
 	var problems []string
 	for _, pr := range results {
-		if pr.Status == Failed {
+		if pr.Status == runner.Failed {
 			problems = append(problems, fmt.Sprintf("%s: %v", pr.Partition, pr.Err))
 		}
 	}
@@ -397,34 +404,34 @@ func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native b
 	case len(results) == 0:
 		c.Message = "no partition in the sample range"
 	case len(problems) > 0:
-		var aerr *AuditError
+		var aerr *runner.AuditError
 		auditOnly := true
 		for _, pr := range results {
-			if pr.Status == Failed && !errors.As(pr.Err, &aerr) {
+			if pr.Status == runner.Failed && !errors.As(pr.Err, &aerr) {
 				auditOnly = false
 			}
 		}
 		c.Message = fmt.Sprintf("%s (%s): %s", m.Name, m.Path, strings.Join(problems, "\n"))
 		switch {
 		case auditOnly:
-			c.Status, c.Message = CheckFailed, Plural(len(results), "partition")+" ran; audits failed (see below)"
+			c.Status, c.Message = Failed, runner.Plural(len(results), "partition")+" ran; audits failed (see below)"
 		case native:
-			c.Status = CheckFailed
+			c.Status = Failed
 		default:
-			c.Status = CheckSkipped
+			c.Status = Skipped
 			c.Message = "not portable to " + sb.Name + ": " + c.Message
 			notPortable[m.Name] = firstLine(problems[0])
 		}
 	default:
 		skipped := 0
 		for _, pr := range results {
-			if pr.Status == Skipped {
+			if pr.Status == runner.Skipped {
 				skipped++
 			}
 		}
-		c.Message = fmt.Sprintf("%s ran (%s)", Plural(len(results)-skipped, "partition"), partitionSpan(results))
+		c.Message = fmt.Sprintf("%s ran (%s)", runner.Plural(len(results)-skipped, "partition"), partitionSpan(results))
 		if skipped > 0 {
-			c.Status = CheckSkipped
+			c.Status = Skipped
 			c.Message = fmt.Sprintf("%d of %d partitions skipped: an upstream model failed", skipped, len(results))
 		}
 	}
@@ -433,7 +440,7 @@ func modelCheck(m *models.Model, results []PartitionResult, sb Sandbox, native b
 
 // unsampledWhy says why the sample from..to ran no partition of m, and how
 // to sample it.
-func unsampledWhy(m *models.Model, from, to string, now time.Time, plan *Plan) string {
+func unsampledWhy(m *models.Model, from, to string, now time.Time, plan *runner.Plan) string {
 	for _, note := range plan.Notes {
 		if rest, ok := strings.CutPrefix(note, m.Name+": "); ok {
 			return fmt.Sprintf("%s..%s: %s", from, to, rest)
@@ -460,7 +467,7 @@ func unsampledWhy(m *models.Model, from, to string, now time.Time, plan *Plan) s
 		from, to, first.Key, first.Key)
 }
 
-func partitionSpan(rs []PartitionResult) string {
+func partitionSpan(rs []runner.PartitionResult) string {
 	if len(rs) == 1 {
 		return rs[0].Partition
 	}
@@ -471,12 +478,12 @@ func partitionSpan(rs []PartitionResult) string {
 // events.
 type auditChecks struct {
 	mu    sync.Mutex // observe is called from every unit running at once
-	byKey map[string]*Check
+	byKey map[string]*Result
 	order []string
 }
 
-func (a *auditChecks) observe(ev Event) {
-	if ev.Kind != EventAudit {
+func (a *auditChecks) observe(ev runner.Event) {
+	if ev.Kind != runner.EventAudit {
 		return
 	}
 	a.mu.Lock()
@@ -484,7 +491,7 @@ func (a *auditChecks) observe(ev Event) {
 	key := ev.Model + " " + ev.Audit.Name
 	c, ok := a.byKey[key]
 	if !ok {
-		c = &Check{Suite: "audit", Name: key, Status: CheckPassed}
+		c = &Result{Suite: "audit", Name: key, Status: Passed}
 		a.byKey[key] = c
 		a.order = append(a.order, key)
 	}
@@ -493,7 +500,7 @@ func (a *auditChecks) observe(ev Event) {
 		if ev.Audit.Severity == models.SeverityWarn {
 			msg = "warning: " + msg
 		} else {
-			c.Status = CheckFailed
+			c.Status = Failed
 		}
 		c.Detail = strings.TrimSpace(c.Detail + "\n" + msg)
 	}
@@ -501,9 +508,9 @@ func (a *auditChecks) observe(ev Event) {
 
 // checks returns the audit checks sorted by model and audit, each with
 // its failures or warnings as its message.
-func (a *auditChecks) checks() []Check {
+func (a *auditChecks) checks() []Result {
 	sort.SliceStable(a.order, func(i, j int) bool { return a.order[i] < a.order[j] })
-	out := make([]Check, 0, len(a.order))
+	out := make([]Result, 0, len(a.order))
 	for _, k := range a.order {
 		c := *a.byKey[k]
 		if c.Detail != "" {
@@ -516,29 +523,29 @@ func (a *auditChecks) checks() []Check {
 
 // unitTestChecks runs each unit test of the selected models in a sandbox
 // of its own, skipping those of models in notPortable.
-func unitTestChecks(ctx context.Context, p *models.Project, selected []*models.Model, tests []*models.UnitTest, notPortable map[string]string, sb Sandbox) []Check {
+func unitTestChecks(ctx context.Context, p *models.Project, selected []*models.Model, tests []*models.UnitTest, notPortable map[string]string, sb Sandbox) []Result {
 	chosen := map[*models.Model]bool{}
 	for _, m := range selected {
 		chosen[m] = true
 	}
-	var out []Check
+	var out []Result
 	for _, ut := range tests {
 		if !chosen[ut.Model] {
 			continue
 		}
 		name := fmt.Sprintf("%s %q", ut.Model.Name, ut.Name)
 		if why, ok := notPortable[ut.Model.Name]; ok {
-			out = append(out, Check{Suite: "unit", Name: name, Status: CheckSkipped, Message: "the model does not run on " + sb.Name + ": " + why})
+			out = append(out, Result{Suite: "unit", Name: name, Status: Skipped, Message: "the model does not run on " + sb.Name + ": " + why})
 			continue
 		}
 		start := time.Now()
-		c := Check{Suite: "unit", Name: name, Status: CheckPassed}
+		c := Result{Suite: "unit", Name: name, Status: Passed}
 		res, err := runUnitTestIn(ctx, sb, p, ut)
 		switch {
 		case err != nil:
-			c.Status, c.Message = CheckFailed, fmt.Sprintf("%s:%d: %v", ut.File, ut.Line, err)
+			c.Status, c.Message = Failed, fmt.Sprintf("%s:%d: %v", ut.File, ut.Line, err)
 		case !res.Passed:
-			c.Status, c.Message = CheckFailed, fmt.Sprintf("%s:%d: %s", ut.File, ut.Line, res.Message)
+			c.Status, c.Message = Failed, fmt.Sprintf("%s:%d: %s", ut.File, ut.Line, res.Message)
 			c.Detail = res.SQL
 		default:
 			c.Message = fmt.Sprintf("%s:%d, partition %s", ut.File, ut.Line, ut.Partition)
@@ -556,4 +563,10 @@ func runUnitTestIn(ctx context.Context, sb Sandbox, p *models.Project, ut *model
 	}
 	defer db.Close()
 	return RunUnitTest(ctx, db, &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars, Target: "test"}, ut)
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
