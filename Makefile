@@ -50,7 +50,7 @@ short:
 # The race detector over the scheduler, the heartbeat and the signal
 # handling (runner and the CLI), with -short.
 race:
-	$(GO) test -tags $(TAGS) -race -short -count=1 -timeout 30m ./runner/ ./cmd/refill/
+	$(GO) test -tags $(TAGS) -race -short -count=1 -timeout 30m ./runner/ ./runner/plan/ ./cmd/refill/
 
 # Many more random cases of the oracle test than make test runs (see
 # cmd/refill/oracle_test.go); ORACLE_CASES sets how many.
@@ -71,7 +71,7 @@ demo: build
 # CLICKHOUSE_DSN is set, on ClickHouse; see docs/benchmarks.md.
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem ./models/
-	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -benchmem -timeout 60m ./runner/ ./cmd/refill/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -benchmem -timeout 60m ./runner/ ./runner/plan/ ./cmd/refill/
 
 clean:
 	rm -rf bin $(SHOP)/warehouse.duckdb $(SHOP)/warehouse.duckdb.wal $(SHOP)/warehouse.duckdb.refill-holder

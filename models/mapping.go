@@ -36,6 +36,10 @@ func sameDates(down, up *Model) bool {
 	return down.localDates() && up.localDates() && down.Config.Location.String() == up.Config.Location.String()
 }
 
+// ExtentPad bounds how far a partition's extent (Model.Extent) reaches
+// beyond its window.
+const ExtentPad = 26 * time.Hour
+
 // Extent returns the instants partition p of m covers when models depend
 // on each other: its window, except for date windows in a time zone. The
 // partition column of such a model holds local calendar dates, and a DATE

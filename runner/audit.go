@@ -8,6 +8,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // AuditResult is the outcome of one audit on one staged unit.
@@ -25,8 +26,8 @@ type auditor struct {
 	a     adapters.Adapter
 	scope *models.Scope
 	// For row counts relative to the previous partition: what this run
-	// staged (previous), else the ledger.
-	ledger   *ledger
+	// staged (previous), else the ledger the plan read.
+	plan     *plan.Plan
 	previous func(model, key string) (int64, bool)
 }
 
@@ -163,7 +164,7 @@ func (au *auditor) previousRows(m *models.Model, parts []models.Partition, i int
 			return n, pp.Key, true
 		}
 	}
-	if r := au.ledger.record(m.Name, pp.Key); r != nil && (r.State.Published() || r.State == adapters.StateFailed && !r.PublishedAt.IsZero()) {
+	if r := au.plan.Record(m.Name, pp.Key); r != nil && (r.State.Published() || r.State == adapters.StateFailed && !r.PublishedAt.IsZero()) {
 		return r.Rows, pp.Key, true
 	}
 	return 0, "", false
@@ -183,7 +184,7 @@ func describeRows(res *adapters.Result, keyCols int) string {
 	for _, row := range res.Rows {
 		vals := make([]string, keyCols)
 		for i := range vals {
-			vals[i] = valueText(row[i])
+			vals[i] = plan.ValueText(row[i])
 		}
 		parts = append(parts, fmt.Sprintf("%s (%d rows)", strings.Join(vals, ", "), adapters.Int(row[keyCols])))
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 const auditedOrders = `/* refill
@@ -28,13 +29,13 @@ func TestAudits(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": auditedOrders,
 		"refill.yml": "targets:\n  dev: {adapter: duckdb}\nvars: {min_amount: 10, max_amount: 1000}\n"})
-	s := e.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-04"}, runner.RunOptions{})
+	s := e.run(plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-04"}, runner.RunOptions{})
 	if s.Failed != 0 || len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0], "rows have NULL customer_id") {
 		t.Fatalf("days 1-4: %d failed, warnings %v", s.Failed, s.Warnings)
 	}
 	// The 5th has a tenth of its rows: more than 50% off the 4th's count
 	// in the ledger. So is the 6th, against the 5th in the same batch.
-	s = e.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-05", To: "2024-01-07"}, runner.RunOptions{Batch: 3, SplitFailed: true})
+	s = e.run(plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-05", To: "2024-01-07"}, runner.RunOptions{Batch: 3, SplitFailed: true})
 	byKey := map[string]runner.PartitionResult{}
 	for _, p := range s.Partitions {
 		byKey[p.Partition] = p
@@ -49,7 +50,7 @@ func TestAudits(t *testing.T) {
 	// A custom SQL audit that returns rows blocks the swap.
 	e2 := newEnv(t, map[string]string{"models/staging/orders.sql": auditedOrders,
 		"refill.yml": "targets:\n  dev: {adapter: duckdb}\nvars: {min_amount: 10, max_amount: 100}\n"})
-	s = e2.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-01"}, runner.RunOptions{})
+	s = e2.run(plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-01"}, runner.RunOptions{})
 	if s.Failed != 1 || !strings.Contains(s.Partitions[0].Err.Error(), "no_huge_orders (models/staging/orders.sql:7): the audit query returned") {
 		t.Errorf("sql audit: %+v", s.Partitions)
 	}
@@ -70,7 +71,7 @@ audits:
   - unique: [order_date]
 */
 SELECT order_date, order_id FROM {{ source("raw.orders") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}`})
-	s := e.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-03", To: "2024-01-03"}, runner.RunOptions{})
+	s := e.run(plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-03", To: "2024-01-03"}, runner.RunOptions{})
 	if s.Failed != 1 {
 		t.Fatalf("want the partition refused by its unique audit, got %+v", s.Partitions)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // core is an adapter with nothing beyond the contract: the optional
@@ -23,21 +24,21 @@ func TestAdapterWithoutOptions(t *testing.T) {
 	e := newEnv(t, nil)
 	r := e.with(core{e.db})
 	ctx := context.Background()
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-03", Now: jan2024}
-	plan, err := r.Plan(ctx, sel)
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-03", Now: jan2024}
+	pl, err := r.Plan(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := r.Run(ctx, plan, runner.RunOptions{})
+	s, err := r.Run(ctx, pl, runner.RunOptions{})
 	if err != nil || s.Failed != 0 || s.Succeeded == 0 {
 		t.Fatalf("a run on the bare contract: %+v, %v", s, err)
 	}
-	plan, err = r.Plan(ctx, runner.Selection{FullRefresh: true, Select: []string{"marts.daily_revenue"}, Now: jan2024})
+	pl, err = r.Plan(ctx, plan.Selection{FullRefresh: true, Select: []string{"marts.daily_revenue"}, Now: jan2024})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := e.count(`SELECT count(*) FROM marts.daily_revenue`)
-	if _, err := r.Run(ctx, plan, runner.RunOptions{}); err == nil || !strings.Contains(err.Error(), "cannot rebuild") {
+	if _, err := r.Run(ctx, pl, runner.RunOptions{}); err == nil || !strings.Contains(err.Error(), "cannot rebuild") {
 		t.Errorf("a full refresh on an adapter that cannot rebuild: %v, want a refusal", err)
 	}
 	if after := e.count(`SELECT count(*) FROM marts.daily_revenue`); after != before {

@@ -11,6 +11,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // Regression tests for the ways a run used to leave wrong data behind
@@ -21,23 +22,23 @@ import (
 func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily", "rolling", "ny_daily", "by_region", "share"}, nil)
-	plan := e.plan(runner.Selection{Select: []string{"+rolling"}, From: "2024-01-20", To: "2024-01-20", Now: apr2024})
-	got := keySet(plan.Steps)
+	pl := e.plan(plan.Selection{Select: []string{"+rolling"}, From: "2024-01-20", To: "2024-01-20", Now: apr2024})
+	got := keySet(pl.Steps)
 	var want []string
 	for d := 14; d <= 20; d++ {
 		want = append(want, fmt.Sprintf("daily 2024-01-%02d", d))
 	}
 	want = append(want, hours(mustTime("2024-01-14T00:00:00Z"), mustTime("2024-01-21T00:00:00Z"))...)
 	want = append(want, "rolling 2024-01-20")
-	if len(got) != len(want) || len(plan.Blocked) != 0 {
-		t.Errorf("+rolling for one day plans %d steps and blocks %d, want %d (seven days of daily and their hours)", len(got), len(plan.Blocked), len(want))
+	if len(got) != len(want) || len(pl.Blocked) != 0 {
+		t.Errorf("+rolling for one day plans %d steps and blocks %d, want %d (seven days of daily and their hours)", len(got), len(pl.Blocked), len(want))
 	}
 	for _, k := range want {
 		if !got[k] {
 			t.Errorf("+rolling for 2024-01-20 does not plan %s", k)
 		}
 	}
-	s := e.run(runner.Selection{Select: []string{"+rolling"}, From: "2024-01-20", To: "2024-01-20", Now: apr2024}, runner.RunOptions{})
+	s := e.run(plan.Selection{Select: []string{"+rolling"}, From: "2024-01-20", To: "2024-01-20", Now: apr2024}, runner.RunOptions{})
 	if s.Failed+s.Blocked+s.Skipped != 0 {
 		t.Fatalf("run: %+v", s)
 	}
@@ -49,10 +50,10 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 
 	// A New York day reads the UTC hours from 05:00 to 05:00 the next day
 	// (04:00 in summer).
-	plan = e.plan(runner.Selection{Select: []string{"+ny_daily"}, From: "2024-03-10", To: "2024-03-10", Now: apr2024})
+	pl = e.plan(plan.Selection{Select: []string{"+ny_daily"}, From: "2024-03-10", To: "2024-03-10", Now: apr2024})
 	wantHours := hours(mustTime("2024-03-10T05:00:00Z"), mustTime("2024-03-11T04:00:00Z")) // the 23-hour day of the change
 	var gotHours []string
-	for _, k := range stepKeys(plan.Steps) {
+	for _, k := range stepKeys(pl.Steps) {
 		if strings.HasPrefix(k, "hourly ") {
 			gotHours = append(gotHours, k)
 		}
@@ -62,15 +63,15 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 	}
 
 	// A daily model reading a list model reads every one of its values.
-	plan = e.plan(runner.Selection{Select: []string{"+share"}, From: "2024-01-05", To: "2024-01-05", Now: apr2024})
-	got = keySet(plan.Steps)
+	pl = e.plan(plan.Selection{Select: []string{"+share"}, From: "2024-01-05", To: "2024-01-05", Now: apr2024})
+	got = keySet(pl.Steps)
 	for _, k := range []string{"by_region eu", "by_region us", "daily 2024-01-05", "share 2024-01-05", "hourly 2024-01-05T23"} {
 		if !got[k] {
-			t.Errorf("+share for 2024-01-05 does not plan %s: %v", k, stepKeys(plan.Steps))
+			t.Errorf("+share for 2024-01-05 does not plan %s: %v", k, stepKeys(pl.Steps))
 		}
 	}
 	if got["daily 2024-01-04"] || got["hourly 2024-01-06T00"] {
-		t.Errorf("+share for 2024-01-05 plans partitions it does not read: %v", stepKeys(plan.Steps))
+		t.Errorf("+share for 2024-01-05 plans partitions it does not read: %v", stepKeys(pl.Steps))
 	}
 }
 
@@ -79,12 +80,12 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 func TestMissingUpstreamBlocks(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily", "total"}, nil)
-	sel := runner.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-02-29", Now: apr2024}
-	plan := e.plan(sel)
-	if len(plan.Steps) != 0 || len(plan.Blocked) != 60 {
-		t.Fatalf("daily alone over unbuilt hours: %d steps, %d blocked; want 0 and 60", len(plan.Steps), len(plan.Blocked))
+	sel := plan.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-02-29", Now: apr2024}
+	pl := e.plan(sel)
+	if len(pl.Steps) != 0 || len(pl.Blocked) != 60 {
+		t.Fatalf("daily alone over unbuilt hours: %d steps, %d blocked; want 0 and 60", len(pl.Steps), len(pl.Blocked))
 	}
-	if b := plan.Blocked[0]; b.Reason != runner.ReasonBlocked || !strings.Contains(b.Detail, "hourly 2024-01-01T00, which was never built") {
+	if b := pl.Blocked[0]; b.Reason != plan.ReasonBlocked || !strings.Contains(b.Detail, "hourly 2024-01-01T00, which was never built") {
 		t.Errorf("blocked step %+v does not name the missing upstream partition", b)
 	}
 	s := e.run(sel, runner.RunOptions{})
@@ -96,27 +97,27 @@ func TestMissingUpstreamBlocks(t *testing.T) {
 	}
 
 	// Half the hours of one day fail: that day is blocked, the others run.
-	e.run(runner.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024}, runner.RunOptions{})
+	e.run(plan.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024}, runner.RunOptions{})
 	rec := e.records("hourly")["2024-01-02T05"]
 	rec.State, rec.Error = adapters.StateFailed, "boom"
 	if err := e.db.RecordPartitions(context.Background(), []adapters.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
-	plan = e.plan(runner.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024})
-	if fmt.Sprint(stepKeys(plan.Steps)) != "[daily 2024-01-01 daily 2024-01-03]" || len(plan.Blocked) != 1 ||
-		!strings.Contains(plan.Blocked[0].Detail, "hourly 2024-01-02T05, which failed: boom") {
-		t.Errorf("steps %v, blocked %+v; want the 1st and 3rd, and the 2nd blocked on the failed hour", stepKeys(plan.Steps), plan.Blocked)
+	pl = e.plan(plan.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024})
+	if fmt.Sprint(stepKeys(pl.Steps)) != "[daily 2024-01-01 daily 2024-01-03]" || len(pl.Blocked) != 1 ||
+		!strings.Contains(pl.Blocked[0].Detail, "hourly 2024-01-02T05, which failed: boom") {
+		t.Errorf("steps %v, blocked %+v; want the 1st and 3rd, and the 2nd blocked on the failed hour", stepKeys(pl.Steps), pl.Blocked)
 	}
 	// The whole-table model reads every day: blocked while any is missing.
-	plan = e.plan(runner.Selection{Select: []string{"daily", "total"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024})
-	if k := stepKeys(plan.Blocked); !slices.Contains(k, "total all") {
+	pl = e.plan(plan.Selection{Select: []string{"daily", "total"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024})
+	if k := stepKeys(pl.Blocked); !slices.Contains(k, "total all") {
 		t.Errorf("total is not blocked while days are missing: %v", k)
 	}
 	// Opting in runs the blocked partition, on what is there.
-	allow := runner.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024, AllowMissingUpstream: true}
-	plan = e.plan(allow)
-	if len(plan.Steps) != 3 || len(plan.Blocked) != 0 || !strings.Contains(plan.Steps[1].Detail, "--allow-missing-upstream") {
-		t.Errorf("--allow-missing-upstream: steps %+v, blocked %d", plan.Steps, len(plan.Blocked))
+	allow := plan.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024, AllowMissingUpstream: true}
+	pl = e.plan(allow)
+	if len(pl.Steps) != 3 || len(pl.Blocked) != 0 || !strings.Contains(pl.Steps[1].Detail, "--allow-missing-upstream") {
+		t.Errorf("--allow-missing-upstream: steps %+v, blocked %d", pl.Steps, len(pl.Blocked))
 	}
 }
 
@@ -125,7 +126,7 @@ func TestMissingUpstreamBlocks(t *testing.T) {
 func TestLocalDateWindows(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "ny_local"}, nil)
-	sel := runner.Selection{Select: []string{"+ny_local"}, From: "2024-03-09", To: "2024-03-11", Now: apr2024}
+	sel := plan.Selection{Select: []string{"+ny_local"}, From: "2024-03-09", To: "2024-03-11", Now: apr2024}
 	if s := e.run(sel, runner.RunOptions{}); s.Failed+s.Blocked != 0 || s.Succeeded == 0 {
 		t.Fatalf("run: %+v", s)
 	}
@@ -146,16 +147,16 @@ func TestLocalDateWindows(t *testing.T) {
 	}
 	// Republishing a UTC hour makes stale the local days whose rows it can
 	// hold: 02:00Z on the 10th is 21:00 on the 9th in New York.
-	e.run(runner.Selection{Select: []string{"hourly"}, Partitions: []string{"2024-03-10T02"}, Mode: runner.ModeAll, Now: apr2024}, runner.RunOptions{})
-	plan := e.plan(runner.Selection{Select: []string{"ny_local"}, From: "2024-03-09", To: "2024-03-11", Now: apr2024})
-	if got := stepKeys(plan.Steps); !slices.Contains(got, "ny_local 2024-03-09") {
+	e.run(plan.Selection{Select: []string{"hourly"}, Partitions: []string{"2024-03-10T02"}, Mode: plan.ModeAll, Now: apr2024}, runner.RunOptions{})
+	pl := e.plan(plan.Selection{Select: []string{"ny_local"}, From: "2024-03-09", To: "2024-03-11", Now: apr2024})
+	if got := stepKeys(pl.Steps); !slices.Contains(got, "ny_local 2024-03-09") {
 		t.Errorf("after republishing hour 2024-03-10T02, ny_local plans %v; want 2024-03-09", got)
 	}
 	// A timestamp in a local-date column would be compared as UTC days:
 	// refused before the swap.
 	bad := eventsEnv(t, []string{"hourly"}, map[string]string{"models/ny_local.sql": strings.Replace(eventModels["models/ny_local.sql"],
 		"CAST(timezone('America/New_York', CAST(h AS TIMESTAMPTZ)) AS DATE) AS local_date", "h AS local_date", 1)})
-	s := bad.run(runner.Selection{Select: []string{"+ny_local"}, From: "2024-03-09", To: "2024-03-09", Now: apr2024}, runner.RunOptions{})
+	s := bad.run(plan.Selection{Select: []string{"+ny_local"}, From: "2024-03-09", To: "2024-03-09", Now: apr2024}, runner.RunOptions{})
 	var failed []string
 	for _, p := range s.Partitions {
 		if p.Status == runner.Failed {
@@ -171,28 +172,28 @@ func TestLocalDateWindows(t *testing.T) {
 func TestDriftIsPlanned(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily"}, nil)
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-10", Now: apr2024}
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-10", Now: apr2024}
 	e.run(sel, runner.RunOptions{})
 	if p := e.plan(sel); len(p.Steps) != 0 {
 		t.Fatalf("plan after a run: %v", stepKeys(p.Steps))
 	}
 	e.query(`DELETE FROM daily WHERE d = DATE '2024-01-04'`)
-	plan := e.plan(sel)
-	if fmt.Sprint(stepKeys(plan.Steps)) != "[daily 2024-01-04]" || plan.Steps[0].Reason != runner.ReasonDrift ||
-		!strings.Contains(plan.Steps[0].Detail, "holds 0 rows in this partition; the ledger recorded 1") {
-		t.Errorf("after deleting a day's rows: %+v", plan.Steps)
+	pl := e.plan(sel)
+	if fmt.Sprint(stepKeys(pl.Steps)) != "[daily 2024-01-04]" || pl.Steps[0].Reason != plan.ReasonDrift ||
+		!strings.Contains(pl.Steps[0].Detail, "holds 0 rows in this partition; the ledger recorded 1") {
+		t.Errorf("after deleting a day's rows: %+v", pl.Steps)
 	}
-	st, err := runner.NewStatusFacts(e.project, e.runner.Scope, *e.facts(sel), sel)
+	st, err := plan.NewStatusFacts(e.project, e.runner.Scope, *e.facts(sel), sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st[1].Counts[runner.StateDrift] != 1 {
+	if st[1].Counts[plan.StateDrift] != 1 {
 		t.Errorf("status counts %v, want one drift", st[1].Counts)
 	}
 	e.query(`DROP TABLE daily`)
-	plan = e.plan(sel)
-	if len(plan.Steps) != 10 || plan.Steps[0].Reason != runner.ReasonDrift || !strings.Contains(plan.Steps[0].Detail, "main.daily does not exist") {
-		t.Errorf("after dropping the table: %+v", plan.Steps)
+	pl = e.plan(sel)
+	if len(pl.Steps) != 10 || pl.Steps[0].Reason != plan.ReasonDrift || !strings.Contains(pl.Steps[0].Detail, "main.daily does not exist") {
+		t.Errorf("after dropping the table: %+v", pl.Steps)
 	}
 	e.run(sel, runner.RunOptions{})
 	if p := e.plan(sel); len(p.Steps) != 0 {
@@ -200,7 +201,7 @@ func TestDriftIsPlanned(t *testing.T) {
 	}
 }
 
-func (e *env) facts(sel runner.Selection) *runner.Facts {
+func (e *env) facts(sel plan.Selection) *plan.Facts {
 	e.t.Helper()
 	f, err := e.runner.Facts(context.Background(), sel)
 	if err != nil {
@@ -221,7 +222,7 @@ allow_partial: true
 */
 SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ start }} AND h < {{ end }} GROUP BY 1`})
 	at := func(s string) time.Time { return mustTime(s) }
-	noon := runner.Selection{From: "2024-01-01", Now: at("2024-01-02T12:30:00Z")}
+	noon := plan.Selection{From: "2024-01-01", Now: at("2024-01-02T12:30:00Z")}
 	if s := e.run(noon, runner.RunOptions{}); s.Failed+s.Blocked != 0 {
 		t.Fatalf("run at noon: %+v", s)
 	}
@@ -234,18 +235,18 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 	}
 	// Later that day it is refreshed; once the day is over, redone.
 	for _, now := range []string{"2024-01-02T18:30:00Z", "2024-01-03T00:30:00Z"} {
-		plan := e.plan(runner.Selection{From: "2024-01-01", To: "2024-01-02", Now: at(now)})
-		var today []runner.Step
-		for _, st := range plan.Steps {
+		pl := e.plan(plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: at(now)})
+		var today []plan.Step
+		for _, st := range pl.Steps {
 			if st.Model.Name == "today" {
 				today = append(today, st)
 			}
 		}
-		if fmt.Sprint(stepKeys(today)) != "[today 2024-01-02]" || today[0].Reason != runner.ReasonPartial {
+		if fmt.Sprint(stepKeys(today)) != "[today 2024-01-02]" || today[0].Reason != plan.ReasonPartial {
 			t.Errorf("at %s: %+v", now, today)
 		}
 	}
-	e.run(runner.Selection{From: "2024-01-01", To: "2024-01-02", Now: at("2024-01-03T00:30:00Z")}, runner.RunOptions{})
+	e.run(plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: at("2024-01-03T00:30:00Z")}, runner.RunOptions{})
 	if rec := e.records("today")["2024-01-02"]; rec.State != adapters.StateDone || rec.Rows != 1 {
 		t.Errorf("after the day: %s, %d rows", rec.State, rec.Rows)
 	}
@@ -266,22 +267,22 @@ start: 2024-03-20
 lookback: 3
 */
 SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ start }} AND h < {{ end }} GROUP BY 1`})
-	e.run(runner.Selection{Now: apr2024}, runner.RunOptions{})
-	for _, mode := range []runner.Mode{runner.ModeFailed, runner.ModeMissing} {
-		if p := e.plan(runner.Selection{Mode: mode, Now: apr2024}); len(p.Steps) != 0 {
+	e.run(plan.Selection{Now: apr2024}, runner.RunOptions{})
+	for _, mode := range []plan.Mode{plan.ModeFailed, plan.ModeMissing} {
+		if p := e.plan(plan.Selection{Mode: mode, Now: apr2024}); len(p.Steps) != 0 {
 			t.Errorf("--mode %s plans %v", mode, stepKeys(p.Steps))
 		}
 	}
-	if p := e.plan(runner.Selection{Now: apr2024}); len(p.Steps) != 3 || p.Steps[0].Reason != runner.ReasonLookback {
+	if p := e.plan(plan.Selection{Now: apr2024}); len(p.Steps) != 3 || p.Steps[0].Reason != plan.ReasonLookback {
 		t.Errorf("the scheduled form plans %+v, want the three lookback days", p.Steps)
 	}
 	// A run that finished its lookback days and was then resumed does not
 	// redo them.
-	first := e.run(runner.Selection{Select: []string{"late"}, Now: apr2024}, runner.RunOptions{RunID: "20240401T000000Z-aaaaaa"})
+	first := e.run(plan.Selection{Select: []string{"late"}, Now: apr2024}, runner.RunOptions{RunID: "20240401T000000Z-aaaaaa"})
 	if first.Succeeded != 3 {
 		t.Fatalf("lookback run: %+v", first)
 	}
-	resumed := runner.Selection{Select: []string{"late"}, Now: apr2024, Since: first.Started, ResumeOf: first.RunID}
+	resumed := plan.Selection{Select: []string{"late"}, Now: apr2024, Since: first.Started, ResumeOf: first.RunID}
 	if p := e.plan(resumed); len(p.Steps) != 0 {
 		t.Errorf("the resumed run redoes %v", stepKeys(p.Steps))
 	}
@@ -301,16 +302,16 @@ start: 2024-01-01
 SELECT CAST(ts AS DATE) AS d, sum(v * (SELECT weight FROM {{ ref("dim") }})) AS w FROM {{ source("raw.events") }}
 WHERE ts >= {{ start }} AND ts < {{ end }} GROUP BY 1`,
 	})
-	e.run(runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: apr2024}, runner.RunOptions{})
+	e.run(plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: apr2024}, runner.RunOptions{})
 	// dim+ over two days rewrites dim, so every day of weighted is planned.
 	stop := make(chan struct{})
-	sel := runner.Selection{Select: []string{"dim+"}, From: "2024-01-01", To: "2024-01-02", Mode: runner.ModeAll, Now: apr2024}
-	plan := e.plan(sel)
-	if len(plan.Steps) != 32 {
-		t.Fatalf("dim+ plans %d steps, want dim and 31 days", len(plan.Steps))
+	sel := plan.Selection{Select: []string{"dim+"}, From: "2024-01-01", To: "2024-01-02", Mode: plan.ModeAll, Now: apr2024}
+	pl := e.plan(sel)
+	if len(pl.Steps) != 32 {
+		t.Fatalf("dim+ plans %d steps, want dim and 31 days", len(pl.Steps))
 	}
 	done := 0
-	s, err := e.runner.Run(context.Background(), plan, runner.RunOptions{Concurrency: 1, Stop: stop, RunID: "20240401T000000Z-bbbbbb",
+	s, err := e.runner.Run(context.Background(), pl, runner.RunOptions{Concurrency: 1, Stop: stop, RunID: "20240401T000000Z-bbbbbb",
 		Observe: func(ev runner.Event) {
 			if ev.Kind == runner.EventPartition && ev.Result.Status == runner.Succeeded {
 				if done++; done == 5 {
@@ -323,12 +324,12 @@ WHERE ts >= {{ start }} AND ts < {{ end }} GROUP BY 1`,
 	}
 	resumed := sel
 	resumed.Since, resumed.ResumeOf = s.Started, s.RunID
-	plan = e.plan(resumed)
-	if n := len(plan.Steps); n != 32-s.Succeeded {
-		t.Errorf("the resumed plan has %d steps, want %d: %v", n, 32-s.Succeeded, stepKeys(plan.Steps))
+	pl = e.plan(resumed)
+	if n := len(pl.Steps); n != 32-s.Succeeded {
+		t.Errorf("the resumed plan has %d steps, want %d: %v", n, 32-s.Succeeded, stepKeys(pl.Steps))
 	}
-	e.runner.Run(context.Background(), plan, runner.RunOptions{})
-	if p := e.plan(runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: apr2024}); len(p.Steps) != 0 {
+	e.runner.Run(context.Background(), pl, runner.RunOptions{})
+	if p := e.plan(plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: apr2024}); len(p.Steps) != 0 {
 		t.Errorf("after the resume, %v are left stale", stepKeys(p.Steps))
 	}
 }
@@ -355,7 +356,7 @@ func TestHousekeeping(t *testing.T) {
 		t.Errorf("status shows the killed run as %+v, want abandoned", runs)
 	}
 	// A run of another model records it and drops its stage.
-	e.run(runner.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-01", Now: apr2024}, runner.RunOptions{})
+	e.run(plan.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-01", Now: apr2024}, runner.RunOptions{})
 	got, err := e.db.LoadRun(ctx, dead.ID)
 	if err != nil || got.Status != adapters.RunAbandoned || !strings.Contains(got.Error, "abandoned") {
 		t.Errorf("the killed run is now %+v, %v", got, err)
@@ -368,7 +369,7 @@ func TestHousekeeping(t *testing.T) {
 	// with nothing to build still drops it (nothing later would).
 	left = adapters.StageName(models.Relation{Schema: "main", Name: "hourly"}, adapters.KindStage, "20240101T000001Z-0ff000", "x2")
 	e.query(fmt.Sprintf(`CREATE TABLE refill_stage."%s" AS SELECT 1 AS x`, left))
-	if s := e.run(runner.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-01", Now: apr2024}, runner.RunOptions{}); len(s.Partitions) != 0 {
+	if s := e.run(plan.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-01", Now: apr2024}, runner.RunOptions{}); len(s.Partitions) != 0 {
 		t.Fatalf("the second run built %d partitions, want none", len(s.Partitions))
 	}
 	if n := e.count(`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`); n != 0 {
@@ -390,7 +391,7 @@ audits:
 SELECT CAST(ts AS DATE) AS d, v FROM {{ source("raw.events") }}
 WHERE ts >= {{ start }} AND ts < {{ end }}
   AND hour(ts) < CASE day(ts) WHEN 1 THEN 2 WHEN 2 THEN 6 WHEN 3 THEN 0 ELSE 5 END`})
-	s := e.run(runner.Selection{From: "2024-01-01", To: "2024-01-03", Now: apr2024}, runner.RunOptions{Concurrency: 4})
+	s := e.run(plan.Selection{From: "2024-01-01", To: "2024-01-03", Now: apr2024}, runner.RunOptions{Concurrency: 4})
 	results := map[string]runner.PartitionResult{}
 	for _, p := range s.Partitions {
 		results[p.Partition] = p
@@ -417,7 +418,7 @@ audits:
     name: hours_add_up
 `, 1)
 	e := eventsEnv(t, []string{"hourly"}, map[string]string{"models/daily.sql": audited})
-	s := e.run(runner.Selection{From: "2024-01-01", To: "2024-01-02", Now: apr2024}, runner.RunOptions{Together: true})
+	s := e.run(plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: apr2024}, runner.RunOptions{Together: true})
 	if s.Failed != 0 || s.Succeeded != 50 {
 		for _, p := range s.Partitions {
 			if p.Err != nil {
@@ -433,23 +434,23 @@ audits:
 func TestPendingIsRedone(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily"}, nil)
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-02", Now: apr2024}
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: apr2024}
 	e.run(sel, runner.RunOptions{})
 	rec := e.records("hourly")["2024-01-02T03"]
 	rec.State, rec.PublishedAt = adapters.StatePending, time.Now().UTC()
 	if err := e.db.RecordPartitions(context.Background(), []adapters.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
-	plan := e.plan(sel)
-	reasons := map[string]runner.Reason{}
-	for _, s := range plan.Steps {
+	pl := e.plan(sel)
+	reasons := map[string]plan.Reason{}
+	for _, s := range pl.Steps {
 		reasons[s.Model.Name+" "+s.Partition.Key] = s.Reason
 	}
-	if reasons["hourly 2024-01-02T03"] != runner.ReasonPending || reasons["daily 2024-01-02"] != runner.ReasonUpstream || len(reasons) != 2 {
+	if reasons["hourly 2024-01-02T03"] != plan.ReasonPending || reasons["daily 2024-01-02"] != plan.ReasonUpstream || len(reasons) != 2 {
 		t.Errorf("with a pending hour: %v", reasons)
 	}
 	// Alone, the daily model is blocked on it.
-	if p := e.plan(runner.Selection{Select: []string{"daily"}, From: "2024-01-02", To: "2024-01-02", Now: apr2024, Mode: runner.ModeAll}); len(p.Blocked) != 1 {
+	if p := e.plan(plan.Selection{Select: []string{"daily"}, From: "2024-01-02", To: "2024-01-02", Now: apr2024, Mode: plan.ModeAll}); len(p.Blocked) != 1 {
 		t.Errorf("daily alone over a pending hour: %+v", p.Steps)
 	}
 }

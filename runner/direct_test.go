@@ -11,6 +11,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // stageCounter counts the stages an adapter makes, per model.
@@ -52,7 +53,7 @@ func TestDirectPublication(t *testing.T) {
 	direct := newEnv(t, nil)
 	sc := &stageCounter{Adapter: direct.db, stages: map[string]int{}}
 	direct.runner = direct.with(sc)
-	if s := direct.run(runner.Selection{}, runner.RunOptions{Concurrency: 1}); s.Failed > 0 {
+	if s := direct.run(plan.Selection{}, runner.RunOptions{Concurrency: 1}); s.Failed > 0 {
 		t.Fatalf("%+v", s)
 	}
 	// No stage, unless the model has audits (staging.orders: 18 batches
@@ -63,11 +64,11 @@ func TestDirectPublication(t *testing.T) {
 		}
 	}
 	staged := newEnv(t, nil)
-	staged.run(runner.Selection{}, runner.RunOptions{})
+	staged.run(plan.Selection{}, runner.RunOptions{})
 	same(direct, staged, "published directly")
 	// A batch is published directly too, and counted per partition.
 	n := sc.stages["marts.rolling_revenue"]
-	direct.run(runner.Selection{Select: []string{"marts.rolling_revenue"}, Mode: runner.ModeAll}, runner.RunOptions{Concurrency: 1, Batch: 30})
+	direct.run(plan.Selection{Select: []string{"marts.rolling_revenue"}, Mode: plan.ModeAll}, runner.RunOptions{Concurrency: 1, Batch: 30})
 	if sc.stages["marts.rolling_revenue"] != n {
 		t.Errorf("the batches of rolling_revenue were staged")
 	}
@@ -80,7 +81,7 @@ func TestDirectPublication(t *testing.T) {
 func TestDirectPublicationOutsideWindow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	e.run(runner.Selection{}, runner.RunOptions{})
+	e.run(plan.Selection{}, runner.RunOptions{})
 	before := fmt.Sprint(e.query("SELECT * FROM marts.monthly_revenue ORDER BY ALL"))
 	// The same columns, a month late.
 	sql := string(e.fsys["models/marts/monthly_revenue.sql"].Data)
@@ -89,7 +90,7 @@ func TestDirectPublicationOutsideWindow(t *testing.T) {
 	e.load()
 	sc := &stageCounter{Adapter: e.db, stages: map[string]int{}}
 	e.runner = e.with(sc)
-	s := e.run(runner.Selection{Select: []string{"marts.monthly_revenue"}, Partitions: []string{"2024-02"}}, runner.RunOptions{Concurrency: 1})
+	s := e.run(plan.Selection{Select: []string{"marts.monthly_revenue"}, Partitions: []string{"2024-02"}}, runner.RunOptions{Concurrency: 1})
 	if s.Failed != 1 {
 		t.Fatalf("%+v", s)
 	}
@@ -122,7 +123,7 @@ end: 2024-01-03
 SELECT {{ start }} AS d, CAST(CASE WHEN range = 0 THEN error('boom') END AS INTEGER) AS n FROM range(1)`})
 	sc := &stageCounter{Adapter: e.db, stages: map[string]int{}}
 	e.runner = e.with(sc)
-	s := e.run(runner.Selection{Select: []string{"marts.boom"}}, runner.RunOptions{Concurrency: 1, Retries: -1})
+	s := e.run(plan.Selection{Select: []string{"marts.boom"}}, runner.RunOptions{Concurrency: 1, Retries: -1})
 	if s.Failed == 0 || !strings.Contains(fmt.Sprint(s.Partitions[0].Err), "boom") {
 		t.Fatalf("%+v", s)
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // warnEmpty warns about every partition the run published without rows
@@ -21,7 +22,7 @@ func (e *execution) warnEmpty() {
 	defer e.mu.Unlock()
 	var warnings []string
 	for _, n := range e.nodes {
-		if n.result.Status != Succeeded || n.result.Rows != 0 || n.step.Reason == ReasonRemove || n.result.Unchanged {
+		if n.result.Status != Succeeded || n.result.Rows != 0 || n.step.Reason == plan.ReasonRemove || n.result.Unchanged {
 			continue
 		}
 		m, p := n.step.Model, n.step.Partition
@@ -36,8 +37,8 @@ func (e *execution) warnEmpty() {
 			var read []string
 			for _, q := range models.ReadPartitions(m, p, up, last) {
 				n, ok := e.counts[up.Name][q.Key]
-				if !ok && e.plan.ledger != nil {
-					if rec := e.plan.ledger.record(up.Name, q.Key); rec != nil && rec.State.Published() {
+				if !ok {
+					if rec := e.plan.Record(up.Name, q.Key); rec != nil && rec.State.Published() {
 						n, ok = rec.Rows, true
 					}
 				}
@@ -49,7 +50,7 @@ func (e *execution) warnEmpty() {
 			if rows > 0 {
 				warnings = append(warnings, fmt.Sprintf("%s %s published no rows, though the %s partitions it reads (%s) hold %s: "+
 					"check the model's filters (on ClickHouse 18.16, a DateTime column compared with {{ start }}, a Date, matches nothing)",
-					m.Name, p.Key, up.Name, models.KeyRange(read[0], read[len(read)-1]), Plural(int(rows), "row")))
+					m.Name, p.Key, up.Name, models.KeyRange(read[0], read[len(read)-1]), plan.Plural(int(rows), "row")))
 				break
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // TestEmptyPartitionWarns: a partition published without rows while the
@@ -27,7 +28,7 @@ SELECT order_date, count(*) AS orders, sum(amount) AS revenue
 FROM {{ ref("staging.orders") }}
 WHERE order_date >= {{ start }} AND order_date < {{ end }} AND amount < 0
 GROUP BY order_date`})
-	s := e.run(runner.Selection{Select: []string{"staging.orders", "marts.daily_revenue"}, From: "2024-01-02", To: "2024-01-03"}, runner.RunOptions{})
+	s := e.run(plan.Selection{Select: []string{"staging.orders", "marts.daily_revenue"}, From: "2024-01-02", To: "2024-01-03"}, runner.RunOptions{})
 	if s.Failed != 0 {
 		t.Fatalf("run: %+v", s.Partitions)
 	}

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/refill/refill/runner/plan"
 )
 
-// ErrUsage marks a selection the runner cannot act on (a bad date, an
-// unknown model, contradictory flags). The CLI exits 2 for it.
-var ErrUsage = errors.New("usage")
-
+// usageErrorf reports a request the runner cannot act on, as plan.ErrUsage.
 func usageErrorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", plan.ErrUsage, fmt.Sprintf(format, args...))
 }
 
 // VerifyError reports staged rows outside the partition window. It is not
@@ -64,6 +63,12 @@ func (e *AuditError) Error() string {
 func permanent(err error) bool {
 	var v *VerifyError
 	var a *AuditError
-	var s *SchemaError
+	var s *plan.SchemaError
 	return errors.As(err, &v) || errors.As(err, &a) || errors.As(err, &s)
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

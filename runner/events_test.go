@@ -12,7 +12,7 @@ import (
 
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // The events project: a source of events over January to March 2024 (the
@@ -139,7 +139,7 @@ func eventsEnv(t *testing.T, names []string, extra map[string]string) *env {
 var apr2024 = time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)
 
 // keys returns "model key" for every step, sorted as planned.
-func stepKeys(steps []runner.Step) []string {
+func stepKeys(steps []plan.Step) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
 		out[i] = s.Model.Name + " " + s.Partition.Key
@@ -148,7 +148,7 @@ func stepKeys(steps []runner.Step) []string {
 }
 
 // keySet returns the set of "model key" of steps.
-func keySet(steps []runner.Step) map[string]bool {
+func keySet(steps []plan.Step) map[string]bool {
 	out := map[string]bool{}
 	for _, k := range stepKeys(steps) {
 		out[k] = true

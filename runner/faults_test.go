@@ -12,6 +12,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // faulty wraps an adapter and fails a fraction of its statements with
@@ -76,13 +77,13 @@ func TestFaultInjectionCompletesExactlyOnce(t *testing.T) {
 	e := newEnv(t, nil)
 	f := &faulty{Adapter: e.db, rate: 0.05, rng: rand.New(rand.NewPCG(1, 2))}
 	r := e.with(f)
-	sel := runner.Selection{From: "2024-01-01", To: "2024-02-29", Now: jan2024}
-	plan, err := r.Plan(context.Background(), sel)
+	sel := plan.Selection{From: "2024-01-01", To: "2024-02-29", Now: jan2024}
+	pl, err := r.Plan(context.Background(), sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One partition per unit: many units, many statements to fail.
-	s, err := r.Run(context.Background(), plan, runner.RunOptions{Retries: 20, RetryDelay: time.Millisecond, Concurrency: 4, Batch: 1})
+	s, err := r.Run(context.Background(), pl, runner.RunOptions{Retries: 20, RetryDelay: time.Millisecond, Concurrency: 4, Batch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +119,13 @@ func TestFaultInjectionCompletesExactlyOnce(t *testing.T) {
 	if got := e.count(`SELECT count(*) FROM marts.daily_revenue`); got != 60 {
 		t.Errorf("daily_revenue has %d rows, want 60", got)
 	}
-	if got := e.count(`SELECT count(*) FROM refill.partitions WHERE state = 'done'`); got != int64(len(plan.Steps)) {
-		t.Errorf("ledger has %d done partitions, want %d", got, len(plan.Steps))
+	if got := e.count(`SELECT count(*) FROM refill.partitions WHERE state = 'done'`); got != int64(len(pl.Steps)) {
+		t.Errorf("ledger has %d done partitions, want %d", got, len(pl.Steps))
 	}
 	if got := e.count(`SELECT max(attempts) FROM refill.partitions`); got < 2 {
 		t.Errorf("the ledger does not keep attempt counts: max %d", got)
 	}
-	t.Logf("%d partitions, %d injected faults, %d partitions retried", len(plan.Steps), f.faults.Load(), retried)
+	t.Logf("%d partitions, %d injected faults, %d partitions retried", len(pl.Steps), f.faults.Load(), retried)
 }
 
 func TestBatchIssuesOneQuery(t *testing.T) {
@@ -132,11 +133,11 @@ func TestBatchIssuesOneQuery(t *testing.T) {
 	e := newEnv(t, nil)
 	f := &faulty{Adapter: e.db, rng: rand.New(rand.NewPCG(1, 2))}
 	r := e.with(f)
-	plan, err := r.Plan(context.Background(), runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-30", Now: jan2024})
+	pl, err := r.Plan(context.Background(), plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-30", Now: jan2024})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := r.Run(context.Background(), plan, runner.RunOptions{Batch: 30})
+	s, err := r.Run(context.Background(), pl, runner.RunOptions{Batch: 30})
 	if err != nil || s.Succeeded != 30 {
 		t.Fatalf("run: %+v %v", s, err)
 	}
@@ -174,8 +175,8 @@ func TestFailedBatchSplits(t *testing.T) {
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": boomOn("2024-01-05")})
 	f := &faulty{Adapter: e.db, rng: rand.New(rand.NewPCG(1, 2))}
 	r := e.with(f)
-	plan, _ := r.Plan(context.Background(), runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-10", Now: jan2024})
-	s, err := r.Run(context.Background(), plan, runner.RunOptions{Batch: 10, SplitFailed: true, Retries: 2, RetryDelay: time.Millisecond})
+	pl, _ := r.Plan(context.Background(), plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-10", Now: jan2024})
+	s, err := r.Run(context.Background(), pl, runner.RunOptions{Batch: 10, SplitFailed: true, Retries: 2, RetryDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestFailedBatchSplits(t *testing.T) {
 
 	// Without splitting, the batch fails as a whole.
 	e2 := newEnv(t, map[string]string{"models/staging/orders.sql": boomOn("2024-01-05")})
-	s = e2.run(runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-10"}, runner.RunOptions{Batch: 10})
+	s = e2.run(plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-10"}, runner.RunOptions{Batch: 10})
 	if s.Failed != 10 {
 		t.Errorf("unsplit batch: %d failed, want 10", s.Failed)
 	}
@@ -202,7 +203,7 @@ func TestFailedBatchSplits(t *testing.T) {
 func TestFailFastAndSkips(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]string{"models/staging/orders.sql": boomOn("2024-01-03")})
-	s := e.run(runner.Selection{Select: []string{"staging.orders+"}, From: "2024-01-01", To: "2024-01-10"},
+	s := e.run(plan.Selection{Select: []string{"staging.orders+"}, From: "2024-01-01", To: "2024-01-10"},
 		runner.RunOptions{Concurrency: 1, FailFast: true})
 	if s.Failed != 1 {
 		t.Fatalf("%d failed, want 1", s.Failed)
@@ -219,7 +220,7 @@ func TestFailFastAndSkips(t *testing.T) {
 	// Without fail-fast the others go on, and only the dependents of the
 	// failed day are skipped.
 	e2 := newEnv(t, map[string]string{"models/staging/orders.sql": boomOn("2024-01-03")})
-	s = e2.run(runner.Selection{Select: []string{"staging.orders+"}, From: "2024-01-01", To: "2024-01-10"}, runner.RunOptions{Concurrency: 2})
+	s = e2.run(plan.Selection{Select: []string{"staging.orders+"}, From: "2024-01-01", To: "2024-01-10"}, runner.RunOptions{Concurrency: 2})
 	for _, p := range s.Partitions {
 		switch {
 		case p.Model == "staging.orders":
@@ -263,11 +264,11 @@ func TestUnrecordedPublicationsFailTheRun(t *testing.T) {
 	e := newEnv(t, nil)
 	u := &unflushable{Adapter: e.db}
 	r := e.with(u)
-	plan, err := r.Plan(context.Background(), runner.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-03", Now: jan2024})
+	pl, err := r.Plan(context.Background(), plan.Selection{Select: []string{"staging.orders"}, From: "2024-01-01", To: "2024-01-03", Now: jan2024})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := r.Run(context.Background(), plan, runner.RunOptions{})
+	s, err := r.Run(context.Background(), pl, runner.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // countingLedger counts the records planning reads.
@@ -34,18 +35,18 @@ func TestPlanFromSummaries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	e.run(runner.Selection{}, runner.RunOptions{})
+	e.run(plan.Selection{}, runner.RunOptions{})
 	total := int(e.count("SELECT count(*) FROM refill.partitions"))
 	c := &countingLedger{Adapter: e.db}
 	r := e.with(c)
-	sels := []runner.Selection{
+	sels := []plan.Selection{
 		{},
 		{Select: []string{"+marts.monthly_revenue"}},
 		{Select: []string{"+marts.rolling_revenue"}},
 		{Select: []string{"staging.orders+"}, From: "2024-02-10", To: "2024-03-05"},
 		{Select: []string{"marts.daily_revenue+"}},
-		{Mode: runner.ModeMissing},
-		{Mode: runner.ModeFailed},
+		{Mode: plan.ModeMissing},
+		{Mode: plan.ModeFailed},
 		{Lookback: ptr(3)},
 	}
 	same := func(step string, few bool) {
@@ -70,7 +71,7 @@ func TestPlanFromSummaries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			full, err := runner.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
+			full, err := plan.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestPlanFromSummaries(t *testing.T) {
 	// Nothing to do but refreshing marts.customer_lifetime, which reads a
 	// source: that reads no record of staging.orders either, whose
 	// summaries prove it built.
-	if pl, err := r.Plan(ctx, runner.Selection{Now: jan2024}); err != nil || len(pl.Steps) != 1 || pl.Steps[0].Reason != runner.ReasonRefresh {
+	if pl, err := r.Plan(ctx, plan.Selection{Now: jan2024}); err != nil || len(pl.Steps) != 1 || pl.Steps[0].Reason != plan.ReasonRefresh {
 		t.Fatalf("built: %v, steps %v", err, stepKeys(pl.Steps))
 	}
 	// Only the list and whole-table models' records are read.
@@ -141,9 +142,9 @@ func TestPlanFromSummaries(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func planLines(p *runner.Plan) string {
+func planLines(p *plan.Plan) string {
 	var b strings.Builder
-	for _, st := range append(append([]runner.Step{}, p.Steps...), p.Blocked...) {
+	for _, st := range append(append([]plan.Step{}, p.Steps...), p.Blocked...) {
 		fmt.Fprintf(&b, "%s %s %s: %s\n", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
 	}
 	for _, n := range p.Notes {

@@ -12,6 +12,7 @@ import (
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // shopFS returns the example project as an in-memory tree that tests may
@@ -75,8 +76,7 @@ func (e *env) load() {
 		e.t.Fatal(err)
 	}
 	e.project = p
-	e.runner = &runner.Runner{Project: p, Target: "dev", Adapter: e.db,
-		Scope: &models.Scope{Dialect: e.db.Dialect(), Schema: "main", Vars: p.Vars}}
+	e.runner = &runner.Runner{Reader: plan.Reader{Project: p, Adapter: e.db, Scope: &models.Scope{Dialect: e.db.Dialect(), Schema: "main", Vars: p.Vars}}, Target: "dev"}
 }
 
 func (e *env) with(a adapters.Adapter) *runner.Runner {
@@ -85,7 +85,7 @@ func (e *env) with(a adapters.Adapter) *runner.Runner {
 	return &r
 }
 
-func (e *env) plan(sel runner.Selection) *runner.Plan {
+func (e *env) plan(sel plan.Selection) *plan.Plan {
 	e.t.Helper()
 	if sel.Now.IsZero() {
 		sel.Now = jan2024
@@ -97,7 +97,7 @@ func (e *env) plan(sel runner.Selection) *runner.Plan {
 	return p
 }
 
-func (e *env) run(sel runner.Selection, opts runner.RunOptions) *runner.Summary {
+func (e *env) run(sel plan.Selection, opts runner.RunOptions) *runner.Summary {
 	e.t.Helper()
 	s, err := e.runner.Run(context.Background(), e.plan(sel), opts)
 	if err != nil {

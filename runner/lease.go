@@ -86,7 +86,7 @@ func (r *Runner) heartbeat(ctx context.Context, runID string, ttl time.Duration,
 // every lease expired) as abandoned, and drops the staging tables of runs
 // that hold no live lease. Errors are warnings: they do not stop the run.
 func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Event)) {
-	live, lastBeat, err := r.liveRuns(ctx, runID)
+	live, lastBeat, err := r.LiveRuns(ctx, runID)
 	if err != nil {
 		observe(Event{Kind: EventWarning, Message: err.Error()})
 		return
@@ -140,12 +140,12 @@ func (r *Runner) dropDeadStages(ctx context.Context, observe func(Event)) {
 	if !ok {
 		return
 	}
-	live, _, err := r.liveRuns(ctx, "")
+	live, _, err := r.LiveRuns(ctx, "")
 	if err != nil {
 		observe(Event{Kind: EventWarning, Message: err.Error()})
 		return
 	}
-	pending, err := r.unrecordedPending(ctx, live)
+	pending, err := r.Unrecorded(ctx, live)
 	if err != nil {
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("%v; the staging tables of stopped runs are kept for the next run", err)})
 		return

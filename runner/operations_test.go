@@ -7,6 +7,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // The planner and the runner on their own (without the CLI): a full
@@ -17,7 +18,7 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, nil)
-	all := runner.Selection{Now: jan2024}
+	all := plan.Selection{Now: jan2024}
 	if s := e.run(all, runner.RunOptions{}); s.Failed+s.Skipped+s.Blocked != 0 || s.Succeeded == 0 {
 		t.Fatalf("the first run: %+v", s)
 	}
@@ -26,12 +27,12 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 
 	// A full refresh rebuilds the whole table: every partition of the
 	// model, to the same rows, and nothing is left to do.
-	full := e.plan(runner.Selection{Select: []string{"marts.daily_revenue"}, FullRefresh: true, Now: jan2024})
+	full := e.plan(plan.Selection{Select: []string{"marts.daily_revenue"}, FullRefresh: true, Now: jan2024})
 	if len(full.Steps) == 0 {
 		t.Fatal("a full refresh plans nothing")
 	}
 	for _, st := range full.Steps {
-		if st.Model.Name == "marts.daily_revenue" && st.Reason != runner.ReasonRebuild {
+		if st.Model.Name == "marts.daily_revenue" && st.Reason != plan.ReasonRebuild {
 			t.Errorf("a full refresh plans %s %s as %s", st.Model.Name, st.Partition.Key, st.Reason)
 		}
 	}
@@ -43,11 +44,11 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	}
 	// What reads it is redone (it was republished), or refreshed as a
 	// scheduled run would; the model itself is done.
-	if p := e.plan(runner.Selection{Select: []string{"marts.daily_revenue"}, Now: jan2024}); len(p.Steps) != 0 {
+	if p := e.plan(plan.Selection{Select: []string{"marts.daily_revenue"}, Now: jan2024}); len(p.Steps) != 0 {
 		t.Errorf("after the full refresh, %d steps of it are left", len(p.Steps))
 	}
 	for _, st := range e.plan(all).Steps {
-		if st.Reason != runner.ReasonUpstream && st.Reason != runner.ReasonRefresh || st.Model.Name == "marts.daily_revenue" {
+		if st.Reason != plan.ReasonUpstream && st.Reason != plan.ReasonRefresh || st.Model.Name == "marts.daily_revenue" {
 			t.Errorf("after the full refresh, %s %s runs as %s", st.Model.Name, st.Partition.Key, st.Reason)
 			break
 		}
@@ -55,9 +56,9 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 
 	// A logic change: stale, explained, then accepted forward-only.
 	edit(t, e, "models/marts/daily_revenue.sql", "status = 'returned'", "status IN ('returned')")
-	sel := runner.Selection{Select: []string{"marts.daily_revenue"}, From: "2024-01", To: "2024-01", Now: jan2024}
+	sel := plan.Selection{Select: []string{"marts.daily_revenue"}, From: "2024-01", To: "2024-01", Now: jan2024}
 	stale := e.plan(sel)
-	if len(stale.Steps) != 31 || stale.Steps[0].Reason != runner.ReasonStale {
+	if len(stale.Steps) != 31 || stale.Steps[0].Reason != plan.ReasonStale {
 		t.Fatalf("after a logic change: %d steps, the first %s", len(stale.Steps), stale.Steps[0].Reason)
 	}
 	changes, err := e.runner.Explain(ctx, stale)
@@ -65,8 +66,8 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 		!strings.Contains(changes[0].Diff, "-       sum(CASE WHEN status = 'returned'") || !strings.Contains(changes[0].Diff, "+       sum(CASE WHEN status IN ('returned')") {
 		t.Fatalf("explain: %+v, %v", changes, err)
 	}
-	st, err := runner.NewStatusFacts(e.project, e.runner.Scope, mustFacts(t, e, sel), sel)
-	if err != nil || st[0].Counts[runner.StateStale] != 31 {
+	st, err := plan.NewStatusFacts(e.project, e.runner.Scope, mustFacts(t, e, sel), sel)
+	if err != nil || st[0].Counts[plan.StateStale] != 31 {
 		t.Fatalf("status after the change: %v, %v", st, err)
 	}
 	accepted, err := e.runner.Accept(ctx, sel, "accept-1", func(runner.Event) {})
@@ -76,8 +77,8 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	if p := e.plan(sel); len(p.Steps) != 0 {
 		t.Errorf("after accept, %d steps are left", len(p.Steps))
 	}
-	st, err = runner.NewStatusFacts(e.project, e.runner.Scope, mustFacts(t, e, sel), sel)
-	if err != nil || st[0].Counts[runner.StateDone] != 31 {
+	st, err = plan.NewStatusFacts(e.project, e.runner.Scope, mustFacts(t, e, sel), sel)
+	if err != nil || st[0].Counts[plan.StateDone] != 31 {
 		t.Errorf("status after accept: %v, %v", st, err)
 	}
 
@@ -116,7 +117,7 @@ func edit(t *testing.T, e *env, path, old, new string) {
 	e.load()
 }
 
-func mustFacts(t *testing.T, e *env, sel runner.Selection) runner.Facts {
+func mustFacts(t *testing.T, e *env, sel plan.Selection) plan.Facts {
 	t.Helper()
 	f, err := e.runner.Facts(context.Background(), sel)
 	if err != nil {

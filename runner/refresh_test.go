@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // TestRefreshRules: scheduled runs rebuild a whole-table model over a
@@ -24,13 +25,13 @@ func TestRefreshRules(t *testing.T) {
 	})
 	clock := apr2024
 	e.runner.Clock = func() time.Time { return clock }
-	e.run(runner.Selection{Now: apr2024}, runner.RunOptions{})
-	refreshed := func(now time.Time, sel runner.Selection) []string {
+	e.run(plan.Selection{Now: apr2024}, runner.RunOptions{})
+	refreshed := func(now time.Time, sel plan.Selection) []string {
 		t.Helper()
 		sel.Now = now
 		var out []string
 		for _, st := range e.plan(sel).Steps {
-			if st.Reason != runner.ReasonRefresh {
+			if st.Reason != plan.ReasonRefresh {
 				t.Errorf("%s %s planned for %s: %s", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
 			}
 			out = append(out, st.Model.Name)
@@ -51,15 +52,15 @@ func TestRefreshRules(t *testing.T) {
 			}
 		}
 	}
-	same(refreshed(apr2024.Add(time.Hour), runner.Selection{}), "always")
-	same(refreshed(apr2024.Add(7*time.Hour), runner.Selection{}), "always", "six_hours")
+	same(refreshed(apr2024.Add(time.Hour), plan.Selection{}), "always")
+	same(refreshed(apr2024.Add(7*time.Hour), plan.Selection{}), "always", "six_hours")
 	// Ranged runs build what they name; refresh rules are for scheduled ones.
-	same(refreshed(apr2024.Add(7*time.Hour), runner.Selection{From: "2024-03-01", To: "2024-03-02"}))
+	same(refreshed(apr2024.Add(7*time.Hour), plan.Selection{From: "2024-03-01", To: "2024-03-02"}))
 	// New source rows move the watermark.
 	if _, err := e.db.DB().Exec(`INSERT INTO raw.events VALUES (TIMESTAMP '2024-03-31 10:00:00', 'apac', 1)`); err != nil {
 		t.Fatal(err)
 	}
-	same(refreshed(apr2024.Add(time.Hour), runner.Selection{}), "always", "marked")
+	same(refreshed(apr2024.Add(time.Hour), plan.Selection{}), "always", "marked")
 
 	// A refresh that finds what the table holds publishes nothing; one
 	// that finds new rows publishes them.
@@ -71,7 +72,7 @@ func TestRefreshRules(t *testing.T) {
 	if _, err := e.db.DB().Exec(`DELETE FROM raw.events WHERE region = 'apac'`); err != nil {
 		t.Fatal(err)
 	}
-	s, err := e.runner.Run(context.Background(), e.plan(runner.Selection{Select: []string{"always", "never"}, Mode: runner.ModeAll, Now: clock}), runner.RunOptions{})
+	s, err := e.runner.Run(context.Background(), e.plan(plan.Selection{Select: []string{"always", "never"}, Mode: plan.ModeAll, Now: clock}), runner.RunOptions{})
 	if err != nil || s.Succeeded != 2 || s.Unchanged != 0 {
 		t.Fatalf("forced run: %+v, %v", s, err)
 	}
@@ -79,7 +80,7 @@ func TestRefreshRules(t *testing.T) {
 		t.Errorf("a forced run did not publish")
 	}
 	clock = apr2024.Add(9 * time.Hour)
-	s, err = e.runner.Run(context.Background(), e.plan(runner.Selection{Select: []string{"always"}, Now: clock}), runner.RunOptions{})
+	s, err = e.runner.Run(context.Background(), e.plan(plan.Selection{Select: []string{"always"}, Now: clock}), runner.RunOptions{})
 	if err != nil || s.Succeeded != 1 || s.Unchanged != 1 || !s.Partitions[0].Unchanged {
 		t.Fatalf("a refresh of unchanged rows: %+v, %v", s, err)
 	}

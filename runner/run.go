@@ -11,6 +11,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // RunOptions tune how a plan runs.
@@ -80,18 +81,18 @@ func (o RunOptions) Validate(info adapters.Info) error {
 // as an error; the error is for a run that could not start or finish (a
 // held lease, an unreachable ledger). Blocked steps (Plan.Blocked) are not
 // run; the summary reports them.
-func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary, error) {
+func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summary, error) {
 	info := r.Adapter.Info()
 	if err := opts.Validate(info); err != nil {
 		return nil, err
 	}
-	if _, ok := r.Adapter.(adapters.Rebuilder); !ok && len(plan.Rebuild) > 0 {
-		for m := range plan.Rebuild {
+	if _, ok := r.Adapter.(adapters.Rebuilder); !ok && len(p.Rebuild) > 0 {
+		for m := range p.Rebuild {
 			return nil, usageErrorf("%s is to be rebuilt (a full refresh), and the %s adapter cannot rebuild a table", m.Name, info.Name)
 		}
 	}
-	if opts.Together && len(plan.Rebuild) > 0 {
-		for m := range plan.Rebuild {
+	if opts.Together && len(p.Rebuild) > 0 {
+		for m := range p.Rebuild {
 			return nil, usageErrorf("%s is rebuilt (a full refresh), which replaces its table on its own: run it without --publish together", m.Name)
 		}
 	}
@@ -110,9 +111,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if opts.Observe == nil {
 		opts.Observe = func(Event) {}
 	}
-	e := &execution{r: r, plan: plan, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
+	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
 	e.summary = &Summary{RunID: opts.RunID, Started: r.now()}
-	if len(plan.Steps) == 0 {
+	if len(p.Steps) == 0 {
 		// Nothing to build, but a run that went on with a node down may
 		// have left staging tables there, and no later run would drop
 		// them. Dropping the stages of dead runs needs no lease (and
@@ -123,14 +124,8 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	if err := r.Adapter.SetupLedger(ctx); err != nil {
 		return nil, fmt.Errorf("setting up the ledger: %w", err)
 	}
-	// The plan's records serve the audits that compare a partition with the
-	// previous one; reading the ledger again would cost as much as planning.
-	e.ledger = plan.ledger
-	if e.ledger == nil {
-		e.ledger = indexLedger(nil)
-	}
-	sel := plan.Selection
-	sel.Shape = shapeOf(opts)
+	sel := p.Selection
+	sel.Shape = opts.shape()
 	host, _ := os.Hostname()
 	run := &adapters.Run{ID: opts.RunID, Target: r.Target, Status: adapters.RunRunning, Selection: sel.JSON(),
 		Host: host, PID: os.Getpid(), StartedAt: e.summary.Started}
@@ -143,8 +138,8 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 		return nil, fmt.Errorf("recording the run: %w", err)
 	}
 	r.housekeeping(ctx, opts.RunID, opts.Observe)
-	if err := r.saveVersions(ctx, plan); err != nil {
-		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording model versions (plan --explain needs them): %v", err)})
+	if err := r.saveVersions(ctx, p); err != nil {
+		opts.Observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording model versions (p --explain needs them): %v", err)})
 	}
 	// A run that loses its leases (heartbeats failing past their expiry)
 	// must stop writing: another run may take its tables.
@@ -157,7 +152,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 	})
 	defer stopHeartbeat()
 
-	e.nodes, e.units = schedule(plan, e.batchSize)
+	e.nodes, e.units = schedule(p, e.batchSize)
 	opts.Observe(Event{Kind: EventStart, Total: len(e.nodes)})
 	if opts.Together {
 		e.together(runCtx)
@@ -200,10 +195,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*Summary
 // execution is the state of one Run.
 type execution struct {
 	r       *Runner
-	plan    *Plan
+	plan    *plan.Plan
 	opts    RunOptions
 	observe func(Event)
-	ledger  *ledger
 	nodes   []*node
 	units   []*unit
 	summary *Summary
@@ -419,7 +413,7 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 		runnable = append(runnable, n)
 	}
 	for _, group := range runs(runnable) {
-		if group[0].step.Reason == ReasonRemove {
+		if group[0].step.Reason == plan.ReasonRemove {
 			e.runGroup(ctx, group) // one deletion
 			continue
 		}

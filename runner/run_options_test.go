@@ -6,6 +6,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // TestRunConcurrency checks the one place that settles a run's
@@ -27,13 +28,13 @@ func TestRunConcurrency(t *testing.T) {
 		{"a cap above", 2, 6, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := e.run(runner.Selection{From: "2024-01-01", To: "2024-01-02", Mode: runner.ModeAll},
+			s := e.run(plan.Selection{From: "2024-01-01", To: "2024-01-02", Mode: plan.ModeAll},
 				runner.RunOptions{Concurrency: tc.given, MaxConcurrency: tc.capped})
 			run, err := e.db.LoadRun(t.Context(), s.RunID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sel, err := runner.ParseSelection(run.Selection)
+			sel, err := plan.ParseSelection(run.Selection)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,8 +71,8 @@ func TestPublishTogetherIsCheckedOnce(t *testing.T) {
 		t.Errorf("Validate: %v, want %s", err, want)
 	}
 	// Run refuses with the same error, before it touches the warehouse.
-	plan := e.plan(runner.Selection{From: "2024-01-01", To: "2024-01-02"})
-	_, runErr := e.with(single).Run(t.Context(), plan, together)
+	pl := e.plan(plan.Selection{From: "2024-01-01", To: "2024-01-02"})
+	_, runErr := e.with(single).Run(t.Context(), pl, together)
 	if runErr == nil || runErr.Error() != err.Error() {
 		t.Errorf("Run: %v, want %v", runErr, err)
 	}

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 func TestRunTwiceWritesOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31"}
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-31"}
 	s := e.run(sel, runner.RunOptions{})
 	if s.Failed != 0 || s.Succeeded == 0 {
 		for _, p := range s.Partitions {
@@ -27,7 +28,7 @@ func TestRunTwiceWritesOnce(t *testing.T) {
 	if p := e.plan(sel); len(p.Steps) != 0 {
 		t.Errorf("second plan has %d steps, want none; first: %+v", len(p.Steps), p.Steps[0])
 	}
-	s = e.run(runner.Selection{From: "2024-01-01", To: "2024-01-31", Mode: runner.ModeAll}, runner.RunOptions{})
+	s = e.run(plan.Selection{From: "2024-01-01", To: "2024-01-31", Mode: plan.ModeAll}, runner.RunOptions{})
 	if s.Failed != 0 {
 		t.Fatalf("mode all: %+v", s)
 	}

@@ -4,11 +4,12 @@ import (
 	"sort"
 
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // node is one planned partition in the run's DAG.
 type node struct {
-	step  *Step
+	step  *plan.Step
 	index int // position in the plan
 	deps  []*node
 	// after are nodes that must finish first, whatever their outcome: the
@@ -31,7 +32,7 @@ type unit struct {
 
 // schedule builds the partition-level DAG of a plan and groups it into
 // units of at most batch(m) consecutive partitions.
-func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*unit) {
+func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units []*unit) {
 	nodes = make([]*node, len(p.Steps))
 	byModel := map[*models.Model][]*node{}
 	for i := range p.Steps {
@@ -54,16 +55,16 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 				n.deps = append(n.deps, upNodes...)
 				continue
 			}
-			// Extents reach at most extentPad beyond windows.
-			from := span.Start.Add(-extentPad)
+			// Extents reach at most models.ExtentPad beyond windows.
+			from := span.Start.Add(-models.ExtentPad)
 			i := sort.Search(len(upNodes), func(i int) bool { return upNodes[i].step.Partition.End.After(from) })
-			for ; i < len(upNodes) && upNodes[i].step.Partition.Start.Before(span.End.Add(extentPad)); i++ {
+			for ; i < len(upNodes) && upNodes[i].step.Partition.Start.Before(span.End.Add(models.ExtentPad)); i++ {
 				if span.Overlaps(up, upNodes[i].step.Partition) {
 					n.deps = append(n.deps, upNodes[i])
 				}
 			}
 		}
-		if m.Config.Self && n.step.Reason != ReasonRemove {
+		if m.Config.Self && n.step.Reason != plan.ReasonRemove {
 			// Reads its own previous partition: published first (a
 			// removal reads nothing; the first partition after removed
 			// ones waits for them).
@@ -88,9 +89,9 @@ func schedule(p *Plan, batch func(*models.Model) int) (nodes []*node, units []*u
 		}
 		var cur *unit
 		for _, n := range byModel[m] {
-			removal := n.step.Reason == ReasonRemove
+			removal := n.step.Reason == plan.ReasonRemove
 			if cur == nil || len(cur.nodes) >= size && !removal || !adjacent(cur.nodes[len(cur.nodes)-1], n) && !p.Rebuild[m] ||
-				(cur.nodes[0].step.Reason == ReasonRemove) != removal {
+				(cur.nodes[0].step.Reason == plan.ReasonRemove) != removal {
 				// (Removals are units of their own, as long as they run:
 				// deleting nothing but rows, any size is batch-safe.)
 				cur = &unit{model: m, order: order}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // stagedUnit is a unit whose stage passed verification and audits.
@@ -44,7 +45,7 @@ func (e *execution) stagedCount(model, key string) (int64, bool) {
 func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (_ *stagedUnit, err error) {
 	a := e.r.Adapter
 	m := group[0].step.Model
-	if group[0].step.Reason == ReasonRemove {
+	if group[0].step.Reason == plan.ReasonRemove {
 		return e.remove(ctx, group, attempt, keep)
 	}
 	parts := make([]models.Partition, len(group))
@@ -70,7 +71,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	marks := make([]string, len(parts))
 	if m.Config.Watermark != nil {
 		for i, p := range parts {
-			if marks[i], err = watermark(ctx, a, e.r.Scope, m, p, e.opts.RunID); err != nil {
+			if marks[i], err = plan.Watermark(ctx, a, e.r.Scope, m, p, e.opts.RunID); err != nil {
 				return nil, err
 			}
 		}
@@ -81,7 +82,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
-	refresh := group[0].step.Reason == ReasonRefresh && !keep && sp.exists && sp.change.Empty()
+	refresh := group[0].step.Reason == plan.ReasonRefresh && !keep && sp.exists && sp.change.Empty()
 	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && !refresh && e.direct(m, sp, scope, len(parts)) {
 		su, err := e.publishDirect(ctx, dp, group, parts, sql, tag, sp, func(rows []int64) []adapters.Record {
 			return e.records(m, parts, fp, rows, attempt, started, marks, group[0].step.Horizon)
@@ -109,7 +110,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	e.remember(m, parts, v.rows)
 	// Audits read what the model's query read: under --publish together,
 	// the overlays of this run's staged upstream rows.
-	au := &auditor{a: a, scope: scope, ledger: e.ledger, previous: e.stagedCount}
+	au := &auditor{a: a, scope: scope, plan: e.plan, previous: e.stagedCount}
 	results, err := au.run(ctx, st, parts, v)
 	if err != nil {
 		drop()
@@ -247,13 +248,13 @@ func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublish
 				// all inside its window.
 				rows = []int64{groups[0].Rows}
 			} else {
-				c, ok := groupCounts(m, parts, groups)
+				c, ok := plan.GroupCounts(m, parts, groups)
 				if !ok {
 					return nil, errStage
 				}
 				rows = make([]int64, len(parts))
 				for i, p := range parts {
-					rows[i] = c.rows[p.Key]
+					rows[i] = c.Rows[p.Key]
 				}
 			}
 			recs = records(rows)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // verification is what the verify query learned about a stage.
@@ -51,22 +52,22 @@ func verify(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts [
 			return nil, err
 		}
 	}
-	c, err := summarize(ctx, a, st, parts)
+	c, err := plan.Summarize(ctx, a, st, parts)
 	if err != nil {
 		return nil, err
 	}
 	if c == nil {
-		if c, err = countPartitions(ctx, a, tag, m, st.Relation, colType, parts, ""); err != nil {
+		if c, err = plan.CountPartitions(ctx, a, tag, m, st.Relation, colType, parts, ""); err != nil {
 			return nil, err
 		}
 	}
-	v.total = c.total
+	v.total = c.Total
 	v.rows = make([]int64, len(parts))
 	for i, p := range parts {
-		v.rows[i] = c.rows[p.Key]
+		v.rows[i] = c.Rows[p.Key]
 	}
-	if c.outside > 0 {
-		e := &VerifyError{Model: m.Name, Outside: c.outside, Total: c.total, Example: c.example,
+	if c.Outside > 0 {
+		e := &VerifyError{Model: m.Name, Outside: c.Outside, Total: c.Total, Example: c.Example,
 			Column: w.Column, Window: describeWindow(m, parts)}
 		if m.Config.TimestampWindow && m.Config.Location != time.UTC && adapters.IsDateType(colType) {
 			e.Hint = fmt.Sprintf("%s is a %s column, and the model's windows start at midnight in %s: write partition_type: date so that windows are local dates",
@@ -120,43 +121,4 @@ func describeWindow(m *models.Model, parts []models.Partition) string {
 		return "{" + strings.Join(keys, ", ") + "}"
 	}
 	return "the table"
-}
-
-// summarize counts the stage's rows per partition from the adapter's
-// metadata (adapters.StageSummarizer). It returns nil, for a scan, unless
-// every group of rows lies inside one partition of parts.
-func summarize(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts []models.Partition) (*partitionCounts, error) {
-	s, ok := a.(adapters.StageSummarizer)
-	if !ok || st.Window.Whole() {
-		return nil, nil
-	}
-	groups, ok, err := s.SummarizeStage(ctx, st)
-	if err != nil || !ok {
-		return nil, err
-	}
-	if c, ok := groupCounts(st.Model, parts, groups); ok {
-		return c, nil
-	}
-	return nil, nil // straddling or outside: the scan says exactly how
-}
-
-// groupCounts counts the rows of each of parts from groups of rows
-// (adapters.RowGroup); ok is false when a group straddles partitions or
-// lies outside them.
-func groupCounts(m *models.Model, parts []models.Partition, groups []adapters.RowGroup) (*partitionCounts, bool) {
-	inParts := map[string]bool{}
-	for _, p := range parts {
-		inParts[p.Key] = true
-	}
-	c := &partitionCounts{rows: map[string]int64{}}
-	for _, g := range groups {
-		lo, err1 := partitionOf(m, g.Lo)
-		hi, err2 := partitionOf(m, g.Hi)
-		if err1 != nil || err2 != nil || lo != hi || !inParts[lo] {
-			return nil, false
-		}
-		c.rows[lo] += g.Rows
-		c.total += g.Rows
-	}
-	return c, true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // Exit codes. They are a contract: scripts and schedulers branch on them.
@@ -124,7 +125,7 @@ func exitCode(err error) int {
 func isUsage(err error) bool {
 	var list models.ErrorList
 	var me *models.Error
-	return errors.Is(err, runner.ErrUsage) || errors.Is(err, runner.ErrTogetherUnsupported) || errors.As(err, &list) ||
+	return errors.Is(err, plan.ErrUsage) || errors.Is(err, runner.ErrTogetherUnsupported) || errors.As(err, &list) ||
 		errors.As(err, &me) || errors.Is(err, models.ErrUnknownModel) || isFlagError(err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // TestExitCode checks the one place that turns errors into exit codes, for
@@ -27,7 +28,7 @@ func TestExitCode(t *testing.T) {
 		{"a lease another run holds", held, exitLocked},
 		{"a locked file", &adapters.LockedError{What: "warehouse.duckdb", Holder: "refill run"}, exitLocked},
 		{"a flag", usagef("--output %q: want text or json", "xml"), exitUsage},
-		{"a selection", fmt.Errorf("%w: --from after --to", runner.ErrUsage), exitUsage},
+		{"a selection", fmt.Errorf("%w: --from after --to", plan.ErrUsage), exitUsage},
 		{"publish together", runner.RunOptions{Together: true}.Validate(adapters.Info{Name: "clickhouse"}), exitUsage},
 		{"a model", models.ErrorList{{File: "models/a.sql", Msg: "bad"}}, exitUsage},
 		{"an unknown model", fmt.Errorf("%w %q", models.ErrUnknownModel, "x"), exitUsage},

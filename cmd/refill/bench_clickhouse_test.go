@@ -13,6 +13,7 @@ import (
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // benchModelCH is the ClickHouse form of benchModel; layout is the
@@ -97,19 +98,19 @@ func BenchmarkClickHouseBackfill(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &runner.Runner{Project: p, Target: "ch", Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: schema}}
-	refill := func(model string, mode runner.Mode, concurrency int) (time.Duration, int64) {
-		sel := runner.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Mode: mode, Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
-		plan, err := r.Plan(ctx, sel)
+	r := &runner.Runner{Reader: plan.Reader{Project: p, Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: schema}}, Target: "ch"}
+	refill := func(model string, mode plan.Mode, concurrency int) (time.Duration, int64) {
+		sel := plan.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Mode: mode, Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
+		pl, err := r.Plan(ctx, sel)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(plan.Steps) != benchDays {
-			b.Fatalf("%s: %d steps", model, len(plan.Steps))
+		if len(pl.Steps) != benchDays {
+			b.Fatalf("%s: %d steps", model, len(pl.Steps))
 		}
 		statements.Store(0)
 		start := time.Now()
-		s, err := r.Run(ctx, plan, runner.RunOptions{Concurrency: concurrency})
+		s, err := r.Run(ctx, pl, runner.RunOptions{Concurrency: concurrency})
 		if err != nil || s.Failed > 0 || s.Succeeded != benchDays {
 			b.Fatalf("%s: %+v %v", model, s, err)
 		}
@@ -136,15 +137,15 @@ func BenchmarkClickHouseBackfill(b *testing.B) {
 	// The first round builds every table; the measured ones rewrite them.
 	handLoop()
 	handOnce()
-	refill("per_partition", runner.ModeMissing, 1)
-	refill("batched", runner.ModeMissing, 1)
+	refill("per_partition", plan.ModeMissing, 1)
+	refill("batched", plan.ModeMissing, 1)
 	var perStatements, batchStatements int64
 	med := interleave(b, rounds, []variant{
 		{"d", handLoop},
-		{"a", func() time.Duration { d, n := refill("per_partition", runner.ModeAll, 0); perStatements = n; return d }},
-		{"a1", func() time.Duration { d, _ := refill("per_partition", runner.ModeAll, 1); return d }},
+		{"a", func() time.Duration { d, n := refill("per_partition", plan.ModeAll, 0); perStatements = n; return d }},
+		{"a1", func() time.Duration { d, _ := refill("per_partition", plan.ModeAll, 1); return d }},
 		{"c", handOnce},
-		{"b", func() time.Duration { d, n := refill("batched", runner.ModeAll, 1); batchStatements = n; return d }},
+		{"b", func() time.Duration { d, n := refill("batched", plan.ModeAll, 1); batchStatements = n; return d }},
 	})
 	want := checksum(b, db, schema+".hand_once")
 	for _, t := range []string{"hand_loop", "per_partition", "batched"} {

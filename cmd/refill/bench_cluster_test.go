@@ -13,6 +13,7 @@ import (
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // BenchmarkClickHouseCluster measures what a cluster costs refill: the
@@ -89,22 +90,22 @@ func BenchmarkClickHouseCluster(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s.r = &runner.Runner{Project: p, Target: "ch", Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: schema + "_" + name}}
+		s.r = &runner.Runner{Reader: plan.Reader{Project: p, Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: schema + "_" + name}}, Target: "ch"}
 		return s
 	}
-	run := func(s *setup, mode runner.Mode) (time.Duration, int64) {
-		sel := runner.Selection{From: "2024-01-01", To: time.Date(2024, 1, days, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), Mode: mode,
+	run := func(s *setup, mode plan.Mode) (time.Duration, int64) {
+		sel := plan.Selection{From: "2024-01-01", To: time.Date(2024, 1, days, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), Mode: mode,
 			Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
-		plan, err := s.r.Plan(ctx, sel)
+		pl, err := s.r.Plan(ctx, sel)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(plan.Steps) != days {
-			b.Fatalf("%s: %d steps, want %d", s.name, len(plan.Steps), days)
+		if len(pl.Steps) != days {
+			b.Fatalf("%s: %d steps, want %d", s.name, len(pl.Steps), days)
 		}
 		s.statements.Store(0)
 		start := time.Now()
-		sum, err := s.r.Run(ctx, plan, runner.RunOptions{})
+		sum, err := s.r.Run(ctx, pl, runner.RunOptions{})
 		if err != nil || sum.Failed > 0 || sum.Succeeded != days {
 			b.Fatalf("%s: %+v %v", s.name, sum, err)
 		}
@@ -116,8 +117,8 @@ func BenchmarkClickHouseCluster(b *testing.B) {
 	statements := map[string]int64{}
 	var vs []variant
 	for _, s := range []*setup{one, repl, shard} {
-		run(s, runner.ModeMissing) // builds the table; the measured runs rewrite it
-		vs = append(vs, variant{s.name, func() time.Duration { d, n := run(s, runner.ModeAll); statements[s.name] = n; return d }})
+		run(s, plan.ModeMissing) // builds the table; the measured runs rewrite it
+		vs = append(vs, variant{s.name, func() time.Duration { d, n := run(s, plan.ModeAll); statements[s.name] = n; return d }})
 	}
 	med := interleave(b, rounds, vs)
 	want := checksum(b, one.a.DB(), one.table)

@@ -19,6 +19,7 @@ import (
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 const benchDays = 365
@@ -86,7 +87,7 @@ func BenchmarkBackfill(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &runner.Runner{Project: p, Target: "dev", Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: "main"}}
+	r := &runner.Runner{Reader: plan.Reader{Project: p, Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: "main"}}, Target: "dev"}
 	body := func(src string) string { return "SELECT id, d, user_id, amount * 1.1 AS amount FROM src." + src }
 	// Each variant writes its own table, recreated before it runs.
 	fresh := func(table, src string) {
@@ -100,12 +101,12 @@ func BenchmarkBackfill(b *testing.B) {
 			if _, err := db.Exec("DELETE FROM refill.partitions WHERE model = '" + model + "'"); err != nil && !strings.Contains(err.Error(), "does not exist") {
 				b.Fatal(err)
 			}
-			plan, err := r.Plan(ctx, runner.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)})
-			if err != nil || len(plan.Steps) != benchDays {
-				b.Fatalf("%s: %v, %d steps", model, err, len(plan.Steps))
+			pl, err := r.Plan(ctx, plan.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)})
+			if err != nil || len(pl.Steps) != benchDays {
+				b.Fatalf("%s: %v, %d steps", model, err, len(pl.Steps))
 			}
 			start := time.Now()
-			s, err := r.Run(ctx, plan, opts)
+			s, err := r.Run(ctx, pl, opts)
 			if err != nil || s.Failed > 0 || s.Succeeded != benchDays {
 				b.Fatalf("%s: %+v %v", model, s, err)
 			}

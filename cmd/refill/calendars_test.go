@@ -109,11 +109,11 @@ WHERE d >= {{ start }} AND d < {{ end }}`)
 	const now = "--now=2025-03-01"
 	open := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	mustRefill(t, dir, "seed")
-	plan := mustRefill(t, dir, "plan", now)
+	pl := mustRefill(t, dir, "plan", now)
 	for _, want := range []string{prefix + "marts.sun", "2024-12-01 .. 2025-02-16", prefix + "marts.mon", "2024-W48 .. 2025-W08",
 		prefix + "marts.fy_oct", "2022-10 .. 2023-10", prefix + "marts.fy_weeks", "2023-01-29 .. 2024-02-04"} {
-		if !strings.Contains(plan.stdout, want) {
-			t.Errorf("the plan lacks %q:\n%s", want, plan.stdout)
+		if !strings.Contains(pl.stdout, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, pl.stdout)
 		}
 	}
 	mustRefill(t, dir, "run", now)

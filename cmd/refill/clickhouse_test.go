@@ -161,9 +161,9 @@ func first(s []string) string {
 
 func TestClickHouseRefusesPublishTogether(t *testing.T) {
 	dir, _ := clickhouseShop(t)
-	plan := mustRefill(t, dir, "plan", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-01-02", now)
-	if !strings.Contains(plan.stdout, "--publish together: not supported on clickhouse") || !strings.Contains(plan.stdout, "REPLACE PARTITION") {
-		t.Errorf("the plan does not state ClickHouse's guarantee and limits:\n%s", plan.stdout)
+	pl := mustRefill(t, dir, "plan", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-01-02", now)
+	if !strings.Contains(pl.stdout, "--publish together: not supported on clickhouse") || !strings.Contains(pl.stdout, "REPLACE PARTITION") {
+		t.Errorf("the plan does not state ClickHouse's guarantee and limits:\n%s", pl.stdout)
 	}
 	r := refill(t, dir, "run", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-01-02", now, "--publish", "together")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--publish together is not supported on clickhouse") {

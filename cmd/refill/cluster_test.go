@@ -183,9 +183,9 @@ func TestClusterMatchesDuckDB(t *testing.T) {
 				checkReplicas(t, ch, nodes, layout, prefix+schema, name, cols)
 			}
 			checkLedgers(t, ch, nodes, prefix+"staging.orders", prefix+"marts.daily_revenue", prefix+"marts.customer_lifetime")
-			plan := mustRefill(t, dir, "plan", "--target", "cluster", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16")
-			if !strings.Contains(plan.stdout, "guarantee: on cluster "+os.Getenv("CLICKHOUSE_CLUSTER")) {
-				t.Errorf("plan does not state the cluster's guarantee:\n%s", plan.stdout)
+			pl := mustRefill(t, dir, "plan", "--target", "cluster", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16")
+			if !strings.Contains(pl.stdout, "guarantee: on cluster "+os.Getenv("CLICKHOUSE_CLUSTER")) {
+				t.Errorf("plan does not state the cluster's guarantee:\n%s", pl.stdout)
 			}
 		})
 	}

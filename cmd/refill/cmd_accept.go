@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 func (a *app) acceptCommand() *cobra.Command {
@@ -21,12 +22,12 @@ forward-only change. Use it for a change that must not rewrite history (a new
 rule that applies from today) or that does not change the data (a rename the
 fingerprint notices). The ledger records the new fingerprint for those
 partitions, so they are no longer stale; partitions built from now on use the
-new SQL; plan notes the acceptance. Partitions stale because an upstream
+new SQL; pl notes the acceptance. Partitions stale because an upstream
 partition was republished, or that failed, are not accepted: run them.
 Without --yes it shows the changes and asks on a terminal; elsewhere it needs
 --yes.
 
-refill plan --explain shows what changed before you accept it.
+refill pl --explain shows what changed before you accept it.
 
 ` + selectorHelp,
 		Example: `  refill plan marts.daily_revenue --explain
@@ -71,7 +72,7 @@ refill plan --explain shows what changed before you accept it.
 			}
 			for _, x := range acc {
 				fmt.Fprintf(a.stdout, "%s: %s built by version %s now carry version %s (forward-only).\n",
-					x.Model.Name, runner.Plural(x.Partitions, "partition"), strings.Join(x.From, ", "), x.Model.Version(s.scope).Fingerprint)
+					x.Model.Name, plan.Plural(x.Partitions, "partition"), strings.Join(x.From, ", "), x.Model.Version(s.scope).Fingerprint)
 			}
 			fmt.Fprintf(a.stdout, "Recorded as run %s.\n", id)
 			return nil
@@ -84,10 +85,10 @@ refill plan --explain shows what changed before you accept it.
 }
 
 // mustPlanStale plans sel for accept's preview; errors leave it empty.
-func mustPlanStale(s *session, sel runner.Selection) *runner.Plan {
-	plan, err := s.plan(sel)
+func mustPlanStale(s *session, sel plan.Selection) *plan.Plan {
+	pl, err := s.plan(sel)
 	if err != nil {
-		return &runner.Plan{}
+		return &plan.Plan{}
 	}
-	return plan
+	return pl
 }

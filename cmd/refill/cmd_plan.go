@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 func (a *app) planCommand() *cobra.Command {
@@ -45,10 +45,10 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 
 ` + selectorHelp,
 		Example: `  refill plan
-  refill plan staging.orders+ --from 2024-01-01 --to 2024-01-31
-  refill plan --partitions 2024-01-05,2024-01-06 --output json
-  refill plan marts.daily_revenue --full-refresh
-  refill plan --target prod --offline`,
+  refill pl staging.orders+ --from 2024-01-01 --to 2024-01-31
+  refill pl --partitions 2024-01-05,2024-01-06 --output json
+  refill pl marts.daily_revenue --full-refresh
+  refill pl --target prod --offline`,
 		RunE: func(c *cobra.Command, args []string) error {
 			sel, err := f.selection(args)
 			if err != nil {
@@ -59,35 +59,35 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 				return err
 			}
 			defer t.close()
-			plan, err := t.plan(sel)
+			pl, err := t.plan(sel)
 			if err != nil {
 				return err
 			}
-			var estimates []runner.ModelEstimate
+			var estimates []plan.ModelEstimate
 			if estimate {
 				if f.offline {
 					return usagef("--estimate asks the warehouse; it cannot be combined with --offline")
 				}
-				if estimates, err = t.runner.Estimate(a.ctx, plan); err != nil {
+				if estimates, err = t.runner.Estimate(a.ctx, pl); err != nil {
 					return exitf(exitWarehouse, "estimating: %v", err)
 				}
 			}
-			var changes []runner.Change
+			var changes []plan.Change
 			if explain {
 				if f.offline {
 					return usagef("--explain reads the versions the ledger keeps; it cannot be combined with --offline")
 				}
-				if changes, err = t.runner.Explain(a.ctx, plan); err != nil {
+				if changes, err = t.runner.Explain(a.ctx, pl); err != nil {
 					return exitf(exitWarehouse, "reading model versions: %v", err)
 				}
 			}
 			if f.output == "json" {
-				out := planJSON(t, plan)
+				out := planJSON(t, pl)
 				out.Estimates = estimatesJSON(estimates)
 				out.Changes = changesJSON(changes)
 				return writeJSON(a.stdout, out)
 			}
-			a.printPlan(a.stdout, t, plan, f.offline)
+			a.printPlan(a.stdout, t, pl, f.offline)
 			printEstimates(a.stdout, estimates)
 			printChanges(a.stdout, changes)
 			return nil
@@ -140,7 +140,7 @@ type changeJSON struct {
 	Diff       string `json:"diff"`
 }
 
-func changesJSON(cs []runner.Change) []changeJSON {
+func changesJSON(cs []plan.Change) []changeJSON {
 	var out []changeJSON
 	for _, c := range cs {
 		out = append(out, changeJSON{Model: c.Model.Name, From: c.From, To: c.To, Partitions: c.Partitions, Diff: c.Diff})
@@ -149,9 +149,9 @@ func changesJSON(cs []runner.Change) []changeJSON {
 }
 
 // printChanges prints what changed in each model with stale partitions.
-func printChanges(w io.Writer, cs []runner.Change) {
+func printChanges(w io.Writer, cs []plan.Change) {
 	for _, c := range cs {
-		fmt.Fprintf(w, "\n%s: %s built by version %s; the model is now version %s.\n", c.Model.Name, runner.Plural(c.Partitions, "partition"), c.From, c.To)
+		fmt.Fprintf(w, "\n%s: %s built by version %s; the model is now version %s.\n", c.Model.Name, plan.Plural(c.Partitions, "partition"), c.From, c.To)
 		if c.Diff == "" {
 			fmt.Fprintln(w, "  (the ledger does not have the old version: it was built before refill kept model versions)")
 			continue
@@ -168,7 +168,7 @@ type estimateJSON struct {
 	Note       string `json:"note"`
 }
 
-func estimatesJSON(es []runner.ModelEstimate) []estimateJSON {
+func estimatesJSON(es []plan.ModelEstimate) []estimateJSON {
 	var out []estimateJSON
 	known := func(v int64) *int64 {
 		if v < 0 {
@@ -182,7 +182,7 @@ func estimatesJSON(es []runner.ModelEstimate) []estimateJSON {
 	return out
 }
 
-func printEstimates(w io.Writer, es []runner.ModelEstimate) {
+func printEstimates(w io.Writer, es []plan.ModelEstimate) {
 	if len(es) == 0 {
 		return
 	}
@@ -216,7 +216,7 @@ func humanCount(v int64, unit string) string {
 	return fmt.Sprintf("~%.1fP%s", f, unit)
 }
 
-func planJSON(t *session, p *runner.Plan) planOutput {
+func planJSON(t *session, p *plan.Plan) planOutput {
 	out := planOutput{Target: t.target.Name, Adapter: t.info.Name, Guarantee: t.info.Guarantee, PublishTogether: t.info.MultiTable,
 		Models: modelNames(p.Models), Steps: []planStepJSON{}, Blocked: []planStepJSON{}, Notes: p.Notes}
 	if out.Notes == nil {
@@ -231,7 +231,7 @@ func planJSON(t *session, p *runner.Plan) planOutput {
 	return out
 }
 
-func stepJSON(s runner.Step) planStepJSON {
+func stepJSON(s plan.Step) planStepJSON {
 	out := planStepJSON{Model: s.Model.Name, Partition: s.Partition.Key,
 		Start: timeJSON(s.Partition.Start), End: timeJSON(s.Partition.End), Reason: string(s.Reason), Detail: s.Detail,
 		Conditional: s.Conditional, Horizon: timeJSON(s.Horizon)}
@@ -265,7 +265,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // printPlan prints a plan for people: steps grouped into runs of adjacent
 // partitions with the same reason.
-func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
+func (a *app) printPlan(w io.Writer, t *session, p *plan.Plan, offline bool) {
 	fmt.Fprintf(w, "Plan for target %s (%s)\n", t.target.Name, t.info.Name)
 	fmt.Fprintf(w, "  guarantee: %s\n", t.info.Guarantee)
 	if t.info.MultiTable {
@@ -303,7 +303,7 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 		return
 	}
 	tw := newTable(w, "MODEL", "PARTITIONS", "COUNT", "REASON")
-	for _, g := range groupSteps(append(append([]runner.Step{}, p.Steps...), p.Blocked...)) {
+	for _, g := range groupSteps(append(append([]plan.Step{}, p.Steps...), p.Blocked...)) {
 		reason := string(g.reason)
 		if g.detail != "" {
 			reason += ": " + g.detail
@@ -314,13 +314,13 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 	fmt.Fprintln(w)
 	counts := p.Counts()
 	var parts []string
-	for _, r := range runner.Reasons {
-		if counts[r] > 0 && r != runner.ReasonBlocked {
+	for _, r := range plan.Reasons {
+		if counts[r] > 0 && r != plan.ReasonBlocked {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
 		}
 	}
 	if len(p.Steps) > 0 {
-		fmt.Fprintf(w, "%s in %s (%s).\n", runner.Plural(len(p.Steps), "partition"), runner.Plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "%s in %s (%s).\n", plan.Plural(len(p.Steps), "partition"), plan.Plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
 		if n := conditionalSteps(p); n > 0 {
 			fmt.Fprintf(w, "%d of them run only if a refresh they read changes its rows; otherwise they stay as they are.\n", n)
 		}
@@ -329,17 +329,17 @@ func (a *app) printPlan(w io.Writer, t *session, p *runner.Plan, offline bool) {
 	}
 	if len(p.Blocked) > 0 {
 		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are missing or failed and that this run does not build;\n"+
-			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", runner.Plural(len(p.Blocked), "partition"))
+			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plan.Plural(len(p.Blocked), "partition"))
 	}
 	if a.verbose {
 		fmt.Fprintln(w)
-		for _, s := range append(append([]runner.Step{}, p.Steps...), p.Blocked...) {
+		for _, s := range append(append([]plan.Step{}, p.Steps...), p.Blocked...) {
 			fmt.Fprintf(w, "  %s %s  %s  %s\n", s.Model.Name, s.Partition.Key, s.Reason, s.Detail)
 		}
 	}
 }
 
-func describeRange(sel runner.Selection) string {
+func describeRange(sel plan.Selection) string {
 	now := sel.Now.UTC().Format("2006-01-02 15:04 UTC")
 	switch {
 	case len(sel.Partitions) > 0:
@@ -352,7 +352,7 @@ func describeRange(sel runner.Selection) string {
 		case *sel.Lookback == 0:
 			return r + " (no lookback)"
 		}
-		return r + fmt.Sprintf(" (lookback: the last %s)", runner.Plural(*sel.Lookback, "partition"))
+		return r + fmt.Sprintf(" (lookback: the last %s)", plan.Plural(*sel.Lookback, "partition"))
 	case sel.To == "":
 		return fmt.Sprintf("%s through the last complete partition at %s", sel.From, now)
 	case sel.From == "":
@@ -361,7 +361,7 @@ func describeRange(sel runner.Selection) string {
 	return fmt.Sprintf("%s through %s", sel.From, sel.To)
 }
 
-func countModels(steps []runner.Step) int {
+func countModels(steps []plan.Step) int {
 	seen := map[*models.Model]bool{}
 	for _, s := range steps {
 		seen[s.Model] = true
@@ -372,9 +372,9 @@ func countModels(steps []runner.Step) int {
 // stepGroup is a run of adjacent steps of one model with one reason.
 type stepGroup struct {
 	model  string
-	reason runner.Reason
+	reason plan.Reason
 	detail string
-	steps  []runner.Step
+	steps  []plan.Step
 }
 
 func (g stepGroup) span() string {
@@ -392,15 +392,15 @@ func (g stepGroup) span() string {
 	return first.Key + " .. " + last.Key
 }
 
-func groupSteps(steps []runner.Step) []stepGroup {
+func groupSteps(steps []plan.Step) []stepGroup {
 	var out []stepGroup
 	for _, s := range steps {
 		detail := s.Cause
 		switch {
 		case detail != "":
-		case s.Reason == runner.ReasonUpstream:
+		case s.Reason == plan.ReasonUpstream:
 			detail = "an upstream partition was republished after it was built"
-		case s.Reason == runner.ReasonLookback, s.Reason == runner.ReasonForced:
+		case s.Reason == plan.ReasonLookback, s.Reason == plan.ReasonForced:
 			detail = s.Detail
 		}
 		if n := len(out); n > 0 {
@@ -412,7 +412,7 @@ func groupSteps(steps []runner.Step) []stepGroup {
 				continue
 			}
 		}
-		out = append(out, stepGroup{model: s.Model.Name, reason: s.Reason, detail: detail, steps: []runner.Step{s}})
+		out = append(out, stepGroup{model: s.Model.Name, reason: s.Reason, detail: detail, steps: []plan.Step{s}})
 	}
 	return out
 }
@@ -428,8 +428,8 @@ func hasTimeModel(ms []*models.Model) bool {
 }
 
 // conditionalSteps counts the steps of p that run only if a refresh they
-// read changes something (runner.Step.Conditional).
-func conditionalSteps(p *runner.Plan) int {
+// read changes something (plan.Step.Conditional).
+func conditionalSteps(p *plan.Plan) int {
 	n := 0
 	for _, st := range p.Steps {
 		if st.Conditional {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 func (a *app) pruneCommand() *cobra.Command {
@@ -37,7 +38,7 @@ It shows what it would drop and asks on a terminal; elsewhere it needs --yes.`,
 				for _, o := range orphans {
 					if o.Name == name {
 						fmt.Fprintf(a.stdout, "%s: drop table %s, and record its %s removed (last built by run %s, %s)\n", o.Name, o.Table,
-							runner.Plural(o.Partitions, "partition"), o.LastRun, o.LastFinished.UTC().Format("2006-01-02 15:04"))
+							plan.Plural(o.Partitions, "partition"), o.LastRun, o.LastFinished.UTC().Format("2006-01-02 15:04"))
 					}
 				}
 			}
@@ -45,7 +46,7 @@ It shows what it would drop and asks on a terminal; elsewhere it needs --yes.`,
 				if !isTerminal(a.stdin) || !isTerminal(a.stdout) {
 					return usagef("prune drops tables: pass --yes to prune (it asks on a terminal)")
 				}
-				if !a.confirm(fmt.Sprintf("Prune %s on %s?", runner.Plural(len(args), "model"), s.target.Name)) {
+				if !a.confirm(fmt.Sprintf("Prune %s on %s?", plan.Plural(len(args), "model"), s.target.Name)) {
 					return exitf(exitUsage, "cancelled")
 				}
 			}
@@ -55,7 +56,7 @@ It shows what it would drop and asks on a terminal; elsewhere it needs --yes.`,
 				return err
 			}
 			for _, o := range pruned {
-				fmt.Fprintf(a.stdout, "Pruned %s: dropped %s, %s recorded removed.\n", o.Name, o.Table, runner.Plural(o.Partitions, "partition"))
+				fmt.Fprintf(a.stdout, "Pruned %s: dropped %s, %s recorded removed.\n", o.Name, o.Table, plan.Plural(o.Partitions, "partition"))
 			}
 			fmt.Fprintf(a.stdout, "Recorded as run %s.\n", id)
 			return nil

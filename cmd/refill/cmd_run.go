@@ -16,6 +16,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 type runFlags struct {
@@ -48,7 +49,7 @@ func (a *app) runCommand() *cobra.Command {
 consecutive partitions, it renders the model, computes it into a staging table,
 verifies that every row lies inside the window, runs the model's audits, and then
 swaps the window into the target table and records it in the ledger, in one
-transaction where the warehouse allows (see the guarantee plan prints).
+transaction where the warehouse allows (see the guarantee pl prints).
 
 A partition whose upstream partitions are done starts at once; a failed partition
 does not stop the others, but the partitions that read it are skipped. At the
@@ -112,7 +113,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	if f.resume != "" && (len(args) > 0 || f.from != "" || f.to != "" || len(f.partitions) > 0 || f.mode != "" || len(f.selects) > 0) {
 		return usagef("--resume repeats a run's own selection; it cannot be combined with models, --from, --to, --partitions or --mode")
 	}
-	var check *runner.Selection // a resumed run's selection is checked once read
+	var check *plan.Selection // a resumed run's selection is checked once read
 	if f.resume == "" {
 		check = &sel
 	}
@@ -133,7 +134,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		// The resumed run's shape, unless a flag says otherwise.
 		if sel.Shape != nil {
 			given := opts
-			sel.Shape.Apply(&opts)
+			opts.ApplyShape(*sel.Shape)
 			fl := c.Flags()
 			if fl.Changed("retries") {
 				opts.Retries = given.Retries
@@ -159,26 +160,26 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	if err := opts.Validate(s.info); err != nil {
 		return usageError{err}
 	}
-	plan, err := s.plan(sel)
+	pl, err := s.plan(sel)
 	if err != nil {
 		return err
 	}
 	text := f.output == "text"
 	if text && !a.quiet {
-		a.printPlan(a.stdout, s, plan, false)
+		a.printPlan(a.stdout, s, pl, false)
 		if opts.Batch > 0 {
-			if skipped := unbatched(plan, opts.Batch); len(skipped) > 0 {
+			if skipped := unbatched(pl, opts.Batch); len(skipped) > 0 {
 				fmt.Fprintf(a.stdout, "note: --batch %d does not batch %s: a model must declare batch: to be batched (its SQL must be batch-safe)\n",
 					opts.Batch, strings.Join(skipped, ", "))
 			}
 		}
 	}
-	if f.dryRun || len(plan.Steps) == 0 && len(plan.Blocked) == 0 {
+	if f.dryRun || len(pl.Steps) == 0 && len(pl.Blocked) == 0 {
 		if !f.dryRun {
 			// Nothing to build, but the runner still drops the staging
 			// tables dead runs left (on a node that was down, say).
 			opts.Observe = newProgress(a, text && !a.quiet).observe
-			if _, err := s.runner.Run(a.ctx, plan, opts); err != nil {
+			if _, err := s.runner.Run(a.ctx, pl, opts); err != nil {
 				return err
 			}
 		}
@@ -188,7 +189,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return nil
 	}
 	// Steps that run only if a refresh changes something are not counted.
-	n := len(plan.Steps) - conditionalSteps(plan)
+	n := len(pl.Steps) - conditionalSteps(pl)
 	if f.maxPartitions > 0 && n > f.maxPartitions && !f.yes {
 		return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", n, f.maxPartitions)
 	}
@@ -199,7 +200,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	}
 	prog := newProgress(a, text && !a.quiet)
 	opts.MaxConcurrency, opts.Wait, opts.Observe, opts.Stop = s.target.Concurrency, f.wait, prog.observe, a.stop
-	summary, err := s.runner.Run(a.ctx, plan, opts)
+	summary, err := s.runner.Run(a.ctx, pl, opts)
 	prog.close()
 	if err != nil {
 		var held *adapters.LeaseHeldError
@@ -209,8 +210,8 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	if text {
-		a.printSummary(a.stdout, s, summary, plan)
-	} else if err := writeJSON(a.stdout, runJSON(summary, plan)); err != nil {
+		a.printSummary(a.stdout, s, summary, pl)
+	} else if err := writeJSON(a.stdout, runJSON(summary, pl)); err != nil {
 		return err
 	}
 	switch {
@@ -231,7 +232,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 
 // openForRun connects for writing, waiting up to wait for a DuckDB file
 // that another process holds.
-func (a *app) openForRun(wait time.Duration, sel *runner.Selection) (*session, error) {
+func (a *app) openForRun(wait time.Duration, sel *plan.Selection) (*session, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		s, err := a.session(readWrite, false, "refill run", sel)
@@ -254,17 +255,17 @@ func (a *app) openForRun(wait time.Duration, sel *runner.Selection) (*session, e
 
 // resumeSelection returns the selection of run id, set to skip what that
 // run (or the run it resumed) already finished.
-func (s *session) resumeSelection(id string) (runner.Selection, error) {
+func (s *session) resumeSelection(id string) (plan.Selection, error) {
 	run, err := s.adapter.LoadRun(s.app.ctx, id)
 	if err != nil {
 		if errors.Is(err, adapters.ErrRunNotFound) {
-			return runner.Selection{}, usagef("--resume: no run %s in the ledger of target %s", id, s.target.Name)
+			return plan.Selection{}, usagef("--resume: no run %s in the ledger of target %s", id, s.target.Name)
 		}
-		return runner.Selection{}, exitf(exitWarehouse, "reading run %s: %v", id, err)
+		return plan.Selection{}, exitf(exitWarehouse, "reading run %s: %v", id, err)
 	}
-	sel, err := runner.ParseSelection(run.Selection)
+	sel, err := plan.ParseSelection(run.Selection)
 	if err != nil {
-		return runner.Selection{}, exitf(exitWarehouse, "run %s: %v", id, err)
+		return plan.Selection{}, exitf(exitWarehouse, "run %s: %v", id, err)
 	}
 	if sel.Since.IsZero() {
 		sel.Since = run.StartedAt
@@ -275,10 +276,10 @@ func (s *session) resumeSelection(id string) (runner.Selection, error) {
 
 // unbatched returns the time-partitioned models of plan that --batch n
 // does not batch.
-func unbatched(plan *runner.Plan, n int) []string {
+func unbatched(pl *plan.Plan, n int) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, st := range plan.Steps {
+	for _, st := range pl.Steps {
 		m := st.Model
 		if !seen[m.Name] && m.Kind() == models.TimePartitioned && runner.BatchSize(m, n) == 1 && n > 1 {
 			out = append(out, m.Name)
@@ -338,11 +339,11 @@ type blockedModelJSON struct {
 	Command    string `json:"command"`   // what builds it
 }
 
-func runJSON(s *runner.Summary, plan *runner.Plan) runOutput {
+func runJSON(s *runner.Summary, pl *plan.Plan) runOutput {
 	out := runOutput{RunID: s.RunID, Succeeded: s.Succeeded, Failed: s.Failed, Skipped: s.Skipped, Blocked: s.Blocked, Unchanged: s.Unchanged,
 		Interrupted: s.Interrupted, Warnings: s.Warnings, Partitions: []partitionJSON{},
 		BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}}
-	for _, b := range blockedModels(plan) {
+	for _, b := range blockedModels(pl) {
 		out.BlockedModels = append(out.BlockedModels, blockedModelJSON{Model: b.model, Partitions: b.n,
 			WaitsFor: b.root.Model + " " + b.root.Partition, State: string(b.root.State), Command: b.command})
 		for state, n := range b.byState {
@@ -370,7 +371,7 @@ func runJSON(s *runner.Summary, plan *runner.Plan) runOutput {
 	return out
 }
 
-func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary, plan *runner.Plan) {
+func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary, pl *plan.Plan) {
 	elapsed := sum.Finished.Sub(sum.Started).Round(10 * time.Millisecond)
 	blocked := ""
 	if sum.Blocked > 0 {
@@ -406,9 +407,9 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary, plan *r
 		}
 	}
 	if len(blockedParts) > 0 {
-		fmt.Fprintf(w, "Incomplete: %s of the selection not built; they read upstream partitions that are not there:\n", runner.Plural(len(blockedParts), "partition"))
-		for _, b := range blockedModels(plan) {
-			fmt.Fprintf(w, "  %s (%s): waits for %s %s (%s)\n    to build it: %s\n", b.model, runner.Plural(b.n, "partition"),
+		fmt.Fprintf(w, "Incomplete: %s of the selection not built; they read upstream partitions that are not there:\n", plan.Plural(len(blockedParts), "partition"))
+		for _, b := range blockedModels(pl) {
+			fmt.Fprintf(w, "  %s (%s): waits for %s %s (%s)\n    to build it: %s\n", b.model, plan.Plural(b.n, "partition"),
 				b.root.Model, b.root.Partition, blockerState(b.root.State), b.command)
 		}
 		if a.verbose {
@@ -519,7 +520,7 @@ func keysSummary(keys []string) string {
 		return strings.Join(keys, ", ")
 	}
 	sorted := slices.Sorted(slices.Values(keys))
-	return fmt.Sprintf("%s, from %s to %s", runner.Plural(len(keys), "partition"), sorted[0], sorted[len(sorted)-1])
+	return fmt.Sprintf("%s, from %s to %s", plan.Plural(len(keys), "partition"), sorted[0], sorted[len(sorted)-1])
 }
 
 // failureHint says what usually causes an error, when it can tell.
@@ -540,26 +541,26 @@ type blockedModel struct {
 	// root is the upstream partition the first of them waits for, followed
 	// through blocked partitions to one that is missing, failed, pending
 	// or drifted.
-	root    runner.Blocker
+	root    plan.Blocker
 	byState map[string]int // its partitions, by their root's state
 	command string         // what builds root
 }
 
 // blockedModels groups the plan's blocked steps by model, in plan order.
-func blockedModels(plan *runner.Plan) []*blockedModel {
-	if plan == nil {
+func blockedModels(pl *plan.Plan) []*blockedModel {
+	if pl == nil {
 		return nil
 	}
-	index := map[string]*runner.Step{}
-	for i := range plan.Blocked {
-		st := &plan.Blocked[i]
+	index := map[string]*plan.Step{}
+	for i := range pl.Blocked {
+		st := &pl.Blocked[i]
 		index[st.Model.Name+" "+st.Partition.Key] = st
 	}
-	rootOf := func(st *runner.Step) runner.Blocker {
-		b := runner.Blocker{Model: st.Model.Name, Partition: st.Partition.Key, State: runner.ReasonMissing}
+	rootOf := func(st *plan.Step) plan.Blocker {
+		b := plan.Blocker{Model: st.Model.Name, Partition: st.Partition.Key, State: plan.ReasonMissing}
 		for seen := 0; st != nil && st.BlockedBy != nil && seen < len(index)+1; seen++ {
 			b = *st.BlockedBy
-			if b.State != runner.ReasonBlocked {
+			if b.State != plan.ReasonBlocked {
 				break
 			}
 			st = index[b.Model+" "+b.Partition]
@@ -568,12 +569,12 @@ func blockedModels(plan *runner.Plan) []*blockedModel {
 	}
 	var out []*blockedModel
 	byModel := map[string]*blockedModel{}
-	for i := range plan.Blocked {
-		st := &plan.Blocked[i]
+	for i := range pl.Blocked {
+		st := &pl.Blocked[i]
 		root := rootOf(st)
 		bm := byModel[st.Model.Name]
 		if bm == nil {
-			bm = &blockedModel{model: st.Model.Name, root: root, byState: map[string]int{}, command: buildCommand(st.Model, root, plan.Selection)}
+			bm = &blockedModel{model: st.Model.Name, root: root, byState: map[string]int{}, command: buildCommand(st.Model, root, pl.Selection)}
 			byModel[st.Model.Name] = bm
 			out = append(out, bm)
 		}
@@ -584,15 +585,15 @@ func blockedModels(plan *runner.Plan) []*blockedModel {
 }
 
 // blockerState says what is wrong with a blocking upstream partition.
-func blockerState(r runner.Reason) string {
+func blockerState(r plan.Reason) string {
 	switch r {
-	case runner.ReasonMissing:
+	case plan.ReasonMissing:
 		return "never built"
-	case runner.ReasonFailed:
+	case plan.ReasonFailed:
 		return "its last attempt failed"
-	case runner.ReasonPending:
+	case plan.ReasonPending:
 		return "its last publication may not have finished"
-	case runner.ReasonDrift:
+	case plan.ReasonDrift:
 		return "its rows are not what the ledger recorded"
 	}
 	return string(r)
@@ -600,7 +601,7 @@ func blockerState(r runner.Reason) string {
 
 // buildCommand is the command that builds root, the partition m's blocked
 // partitions wait for, over the run's range.
-func buildCommand(m *models.Model, root runner.Blocker, sel runner.Selection) string {
+func buildCommand(m *models.Model, root plan.Blocker, sel plan.Selection) string {
 	rng := ""
 	switch {
 	case len(sel.Partitions) > 0:
@@ -614,9 +615,9 @@ func buildCommand(m *models.Model, root runner.Blocker, sel runner.Selection) st
 		}
 	}
 	switch root.State {
-	case runner.ReasonFailed:
+	case plan.ReasonFailed:
 		return fmt.Sprintf("fix %s, then refill run %s --partitions %s (refill status %s --list shows the error)", root.Model, root.Model, root.Partition, root.Model)
-	case runner.ReasonPending, runner.ReasonDrift:
+	case plan.ReasonPending, plan.ReasonDrift:
 		return fmt.Sprintf("refill run %s --partitions %s", root.Model, root.Partition)
 	}
 	if root.Model == m.Name && m.Kind() == models.TimePartitioned {

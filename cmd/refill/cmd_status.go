@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/refill/refill/cmd/refill/internal/statuspage"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/refill/refill/cmd/refill/internal/statuspage"
+	"github.com/refill/refill/runner/plan"
 
 	"github.com/spf13/cobra"
 
@@ -60,12 +62,12 @@ partitions.
 			})
 			facts, err := s.runner.Facts(a.ctx, sel)
 			if err != nil {
-				if errors.Is(err, runner.ErrUsage) {
+				if errors.Is(err, plan.ErrUsage) {
 					return err
 				}
 				return exitf(exitWarehouse, "target %s: reading the ledger: %v", s.target.Name, err)
 			}
-			st, err := runner.NewStatusFacts(s.project, s.scope, *facts, sel)
+			st, err := plan.NewStatusFacts(s.project, s.scope, *facts, sel)
 			if err != nil {
 				return err
 			}
@@ -117,7 +119,7 @@ func printBroken(w io.Writer, broken []*models.BrokenModel) {
 	if len(broken) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%s (left out of every command; fix the file, refill validate lists every error):\n", runner.Plural(len(broken), "broken model"))
+	fmt.Fprintf(w, "\n%s (left out of every command; fix the file, refill validate lists every error):\n", plan.Plural(len(broken), "broken model"))
 	for _, b := range broken {
 		fmt.Fprintf(w, "  %-*s  broken  %s\n", modelWidth(broken), b.Name, b.Why())
 	}
@@ -171,7 +173,7 @@ type statusModelJSON struct {
 	Partitions []statusPartitionJSON `json:"partitions"`
 }
 
-func statusJSON(st []runner.ModelStatus) map[string]any {
+func statusJSON(st []plan.ModelStatus) map[string]any {
 	out := []statusModelJSON{}
 	for _, ms := range st {
 		mj := statusModelJSON{Model: ms.Model.Name, Kind: ms.Model.Kind().String(), Counts: map[string]int{}, Partitions: []statusPartitionJSON{}}
@@ -241,27 +243,27 @@ func (a *app) printRuns(w io.Writer, runs []*adapters.Run) {
 const stripWidth = 60
 
 // statusStates are the states status counts, in the order it prints them.
-var statusStates = []runner.State{runner.StateDone, runner.StatePartial, runner.StateStale, runner.StateDrift,
-	runner.StateMissing, runner.StatePending, runner.StateFailed, runner.StateOutside}
+var statusStates = []plan.State{plan.StateDone, plan.StatePartial, plan.StateStale, plan.StateDrift,
+	plan.StateMissing, plan.StatePending, plan.StateFailed, plan.StateOutside}
 
 // severity orders states for grouping: a group shows its worst.
-var severity = map[runner.State]int{runner.StateDone: 0, runner.StatePartial: 1, runner.StateMissing: 2, runner.StateStale: 3,
-	runner.StateOutside: 3, runner.StateDrift: 4, runner.StatePending: 5, runner.StateFailed: 6}
+var severity = map[plan.State]int{plan.StateDone: 0, plan.StatePartial: 1, plan.StateMissing: 2, plan.StateStale: 3,
+	plan.StateOutside: 3, plan.StateDrift: 4, plan.StatePending: 5, plan.StateFailed: 6}
 
-var marks = map[runner.State]struct{ letter, color string }{
-	runner.StateDone:    {"d", "32"},
-	runner.StatePartial: {"p", "36"},
-	runner.StateStale:   {"s", "33"},
-	runner.StateDrift:   {"x", "35"},
-	runner.StateMissing: {"m", "90"},
-	runner.StatePending: {"?", "35"},
-	runner.StateFailed:  {"f", "31"},
-	runner.StateOutside: {"o", "35"},
+var marks = map[plan.State]struct{ letter, color string }{
+	plan.StateDone:    {"d", "32"},
+	plan.StatePartial: {"p", "36"},
+	plan.StateStale:   {"s", "33"},
+	plan.StateDrift:   {"x", "35"},
+	plan.StateMissing: {"m", "90"},
+	plan.StatePending: {"?", "35"},
+	plan.StateFailed:  {"f", "31"},
+	plan.StateOutside: {"o", "35"},
 }
 
 // strip draws a model's partitions as at most stripWidth marks, and returns
 // how many partitions each mark stands for.
-func strip(ps []runner.PartitionStatus, color bool) (string, int) {
+func strip(ps []plan.PartitionStatus, color bool) (string, int) {
 	if len(ps) == 0 {
 		return "", 1
 	}
@@ -284,13 +286,13 @@ func strip(ps []runner.PartitionStatus, color bool) (string, int) {
 	return b.String(), per
 }
 
-func (a *app) printStatus(w io.Writer, s *session, st []runner.ModelStatus, now time.Time, list bool) {
+func (a *app) printStatus(w io.Writer, s *session, st []plan.ModelStatus, now time.Time, list bool) {
 	color := a.color()
 	fmt.Fprintf(w, "Status of target %s (%s) at %s\n\n", s.target.Name, s.info.Name, now.UTC().Format("2006-01-02 15:04 UTC"))
 	// Columns for the states any model has, beyond the four always shown.
-	shown := []runner.State{}
+	shown := []plan.State{}
 	for _, state := range statusStates {
-		always := state == runner.StateDone || state == runner.StateStale || state == runner.StateMissing || state == runner.StateFailed
+		always := state == plan.StateDone || state == plan.StateStale || state == plan.StateMissing || state == plan.StateFailed
 		any := false
 		for _, ms := range st {
 			any = any || ms.Counts[state] > 0

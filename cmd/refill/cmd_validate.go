@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
 	"github.com/refill/refill/runner/check"
+	"github.com/refill/refill/runner/plan"
 )
 
 func (a *app) validateCommand() *cobra.Command {
@@ -106,7 +106,7 @@ checked.`,
 				fmt.Fprintf(a.stderr, "\n%d problem(s) found.\n", len(errs))
 				return err
 			}
-			fmt.Fprintf(a.stdout, "OK: %s, %s.\n", runner.Plural(len(p.Models), "model"), runner.Plural(len(p.Targets), "target"))
+			fmt.Fprintf(a.stdout, "OK: %s, %s.\n", plan.Plural(len(p.Models), "model"), plan.Plural(len(p.Targets), "target"))
 			return nil
 		},
 	}

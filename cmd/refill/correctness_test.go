@@ -13,7 +13,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // A model file that is a named pipe is refused at once, by every
@@ -73,8 +73,8 @@ func TestResumeRepeatsTheShape(t *testing.T) {
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
 	// An interrupted together-run of three days, as the ledger keeps it.
-	sel := runner.Selection{Select: []string{"staging.orders+"}, From: "2024-01-03", To: "2024-01-05", Mode: runner.ModeAll,
-		Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC), Shape: &runner.Shape{Together: true, SplitFailed: true, Retries: 2, Concurrency: 2}}
+	sel := plan.Selection{Select: []string{"staging.orders+"}, From: "2024-01-03", To: "2024-01-05", Mode: plan.ModeAll,
+		Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC), Shape: &plan.Shape{Together: true, SplitFailed: true, Retries: 2, Concurrency: 2}}
 	db, err := duckdb.Open(context.Background(), duckdb.Config{Path: filepath.Join(dir, "warehouse.duckdb")})
 	if err != nil {
 		t.Fatal(err)

@@ -273,13 +273,13 @@ func TestDefaultRangeEndsAtEnd(t *testing.T) {
 	t.Parallel()
 	dir := shop(t, nil)
 	r := mustRefill(t, dir, "plan", "staging.orders", "--offline", "--now=2024-09-01", "--output", "json")
-	var plan struct {
+	var pl struct {
 		Steps []struct{ Partition string } `json:"steps"`
 	}
-	if err := jsonUnmarshal(r.stdout, &plan); err != nil || len(plan.Steps) == 0 {
+	if err := jsonUnmarshal(r.stdout, &pl); err != nil || len(pl.Steps) == 0 {
 		t.Fatalf("plan: %v\n%s", err, r.stdout)
 	}
-	if last := plan.Steps[len(plan.Steps)-1].Partition; last != "2024-04-30" {
+	if last := pl.Steps[len(pl.Steps)-1].Partition; last != "2024-04-30" {
 		t.Errorf("the default range of a model with end: 2024-04-30 ends at %s in September", last)
 	}
 	r = mustRefill(t, dir, "plan", "staging.orders", "--offline", "--now=2024-09-01")

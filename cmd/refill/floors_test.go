@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // checkPlans plans a few selections twice over the oracle's warehouse: as
@@ -24,11 +24,11 @@ func (o *oracle) checkPlans() {
 	defer s.close()
 	now := mustParse(oracleNow)
 	first := oracleFirst.AddDate(0, 0, o.rng.IntN(16))
-	sels := []runner.Selection{
+	sels := []plan.Selection{
 		{Now: now},
 		{Now: now, Select: []string{"+" + o.pick().name}},
 		{Now: now, Select: []string{o.pick().name + "+"}, From: first.Format("2006-01-02"), To: first.AddDate(0, 0, o.rng.IntN(10)).Format("2006-01-02")},
-		{Now: now, Mode: runner.ModeMissing},
+		{Now: now, Mode: plan.ModeMissing},
 	}
 	for _, sel := range sels {
 		fast, err := s.runner.Plan(a.ctx, sel)
@@ -39,7 +39,7 @@ func (o *oracle) checkPlans() {
 		if err != nil {
 			o.t.Fatal(err)
 		}
-		full, err := runner.NewPlanFacts(s.project, s.scope, *facts, sel)
+		full, err := plan.NewPlanFacts(s.project, s.scope, *facts, sel)
 		if err != nil {
 			o.t.Fatal(err)
 		}

@@ -42,12 +42,12 @@ func TestBackfillPropagatesDownstreamInOrder(t *testing.T) {
 	mustRefill(t, dir, "seed")
 	mustRefill(t, dir, "run", "--from", "2024-01", "--to", "2024-01", janNow)
 
-	plan := mustRefill(t, dir, "plan", "staging.orders+", "--from", "2024-01-10", "--to", "2024-01-12", janNow, "--mode", "all")
-	if !strings.Contains(plan.stdout, "selection: staging.orders+ -> staging.orders, marts.customer_lifetime, marts.customer_revenue_to_date, marts.daily_revenue") {
-		t.Errorf("plan does not print the expanded selection:\n%s", plan.stdout)
+	pl := mustRefill(t, dir, "plan", "staging.orders+", "--from", "2024-01-10", "--to", "2024-01-12", janNow, "--mode", "all")
+	if !strings.Contains(pl.stdout, "selection: staging.orders+ -> staging.orders, marts.customer_lifetime, marts.customer_revenue_to_date, marts.daily_revenue") {
+		t.Errorf("plan does not print the expanded selection:\n%s", pl.stdout)
 	}
-	if !strings.Contains(plan.stdout, "2024-01-13 .. 2024-01-18  6      upstream: reads marts.daily_revenue, which this run rewrites") {
-		t.Errorf("plan does not show the rolling model's upstream reason:\n%s", plan.stdout)
+	if !strings.Contains(pl.stdout, "2024-01-13 .. 2024-01-18  6      upstream: reads marts.daily_revenue, which this run rewrites") {
+		t.Errorf("plan does not show the rolling model's upstream reason:\n%s", pl.stdout)
 	}
 
 	r := mustRefill(t, dir, "run", "staging.orders+", "--from", "2024-01-10", "--to", "2024-01-12", janNow, "--mode", "all", "--output", "json")
@@ -126,10 +126,10 @@ func TestRewrittenUpstreamMakesDownstreamStale(t *testing.T) {
 	mustRefill(t, dir, "run", "staging.orders", "--partitions", "2024-01-11", janNow, "--mode", "all")
 
 	r := mustRefill(t, dir, "plan", "--from", "2024-01", "--to", "2024-01", janNow, "--output", "json")
-	var plan planOutput
-	json.Unmarshal([]byte(r.stdout), &plan)
+	var pl planOutput
+	json.Unmarshal([]byte(r.stdout), &pl)
 	got := map[string]string{}
-	for _, s := range plan.Steps {
+	for _, s := range pl.Steps {
 		got[s.Model+" "+s.Partition] = s.Reason
 	}
 	want := map[string]string{"marts.daily_revenue 2024-01-11": "upstream", "marts.monthly_revenue 2024-01": "upstream",

@@ -15,7 +15,7 @@ import (
 func TestPartitionsKeepNamedModels(t *testing.T) {
 	t.Parallel()
 	dir := shop(t, nil)
-	plan := func(args ...string) planOutput {
+	pl := func(args ...string) planOutput {
 		t.Helper()
 		r := mustRefill(t, dir, append([]string{"plan", now, "--output", "json"}, args...)...)
 		var p planOutput
@@ -31,16 +31,16 @@ func TestPartitionsKeepNamedModels(t *testing.T) {
 		}
 		return strings.Join(out, ", ")
 	}
-	if got := keys(plan("marts.customer_lifetime", "--partitions", "2024-01-05")); got != "marts.customer_lifetime all" {
+	if got := keys(pl("marts.customer_lifetime", "--partitions", "2024-01-05")); got != "marts.customer_lifetime all" {
 		t.Errorf("a whole-table model named with --partitions plans %q", got)
 	}
-	if got := keys(plan("marts.revenue_by_region", "--partitions", "2024-01-05")); got != "marts.revenue_by_region eu, marts.revenue_by_region us, marts.revenue_by_region apac" {
+	if got := keys(pl("marts.revenue_by_region", "--partitions", "2024-01-05")); got != "marts.revenue_by_region eu, marts.revenue_by_region us, marts.revenue_by_region apac" {
 		t.Errorf("a list model named with --partitions of dates plans %q", got)
 	}
-	if got := keys(plan("marts.revenue_by_region", "--partitions", "eu")); got != "marts.revenue_by_region eu" {
+	if got := keys(pl("marts.revenue_by_region", "--partitions", "eu")); got != "marts.revenue_by_region eu" {
 		t.Errorf("a list model named with --partitions of one value plans %q", got)
 	}
-	p := plan("staging.orders", "marts/revenue_*", "--partitions", "2024-01-05")
+	p := pl("staging.orders", "marts/revenue_*", "--partitions", "2024-01-05")
 	if got := keys(p); got != "staging.orders 2024-01-05" || len(p.Notes) != 1 ||
 		!strings.Contains(p.Notes[0], "marts.revenue_by_region: left out: --partitions names none of its values (eu, us, apac)") {
 		t.Errorf("a list model matched by a glob: plans %q, notes %q", got, p.Notes)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // Every command the README's quickstart shows works as written,
@@ -155,7 +155,7 @@ func TestReadmeListsEveryMode(t *testing.T) {
 	table, _, _ = strings.Cut(table, "\n\n")
 	for _, line := range strings.Split(table, "\n")[2:] {
 		mode, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
-		if _, err := runner.ParseMode(mode); err != nil {
+		if _, err := plan.ParseMode(mode); err != nil {
 			t.Errorf("the README lists --mode %q: %v", mode, err)
 		}
 	}

@@ -22,12 +22,12 @@ func TestRunTwiceWritesEachPartitionOnce(t *testing.T) {
 	}
 	before := checksum()
 	r = mustRefill(t, dir, "plan", "--from", "2024-01-01", "--to", "2024-01-31", janNow, "--output", "json")
-	var plan planOutput
-	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+	var pl planOutput
+	if err := json.Unmarshal([]byte(r.stdout), &pl); err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Steps) != 0 {
-		t.Errorf("second plan has %d steps, want 0: %+v", len(plan.Steps), plan.Steps[0])
+	if len(pl.Steps) != 0 {
+		t.Errorf("second plan has %d steps, want 0: %+v", len(pl.Steps), pl.Steps[0])
 	}
 	r = mustRefill(t, dir, "run", "--from", "2024-01-01", "--to", "2024-01-31", janNow)
 	if !strings.Contains(r.stdout, "Nothing to do") {
@@ -56,12 +56,12 @@ func TestChangedSQLMakesPartitionsStale(t *testing.T) {
 	os.WriteFile(path, []byte(strings.Replace(string(b), "count(*) AS orders,", "count(*) AS orders, count(DISTINCT customer_id) AS customers,", 1)), 0o644)
 
 	r := mustRefill(t, dir, "plan", "marts.daily_revenue", "--from", "2024-01-01", "--to", "2024-01-10", now, "--output", "json")
-	var plan planOutput
-	json.Unmarshal([]byte(r.stdout), &plan)
-	if len(plan.Steps) != 10 {
-		t.Fatalf("plan has %d steps, want 10:\n%s", len(plan.Steps), r.stdout)
+	var pl planOutput
+	json.Unmarshal([]byte(r.stdout), &pl)
+	if len(pl.Steps) != 10 {
+		t.Fatalf("plan has %d steps, want 10:\n%s", len(pl.Steps), r.stdout)
 	}
-	for _, s := range plan.Steps {
+	for _, s := range pl.Steps {
 		if s.Reason != "stale" {
 			t.Errorf("%s %s: reason %s, want stale", s.Model, s.Partition, s.Reason)
 		}

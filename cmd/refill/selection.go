@@ -3,10 +3,9 @@ package main
 import (
 	"strings"
 
+	"github.com/refill/refill/runner/plan"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/refill/refill/runner"
 )
 
 // selectionFlags are the flags plan, run and status share.
@@ -44,23 +43,23 @@ func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
 }
 
 // selection converts the flags and positional selectors.
-func (f *selectionFlags) selection(args []string) (runner.Selection, error) {
-	mode, err := runner.ParseMode(f.mode)
+func (f *selectionFlags) selection(args []string) (plan.Selection, error) {
+	mode, err := plan.ParseMode(f.mode)
 	if err != nil {
-		return runner.Selection{}, err
+		return plan.Selection{}, err
 	}
 	now, err := parseNow(f.now)
 	if err != nil {
-		return runner.Selection{}, err
+		return plan.Selection{}, err
 	}
-	sel := runner.Selection{
+	sel := plan.Selection{
 		Select: append(append([]string{}, args...), f.selects...), Exclude: f.excludes,
 		From: strings.TrimSpace(f.from), To: strings.TrimSpace(f.to), Partitions: f.partitions, Mode: mode, Now: now,
 		FullRefresh: f.fullRefresh, AllowMissingUpstream: f.allowMissing,
 	}
 	if f.flags != nil && f.flags.Changed("lookback") {
 		if f.lookback < 0 {
-			return runner.Selection{}, usagef("--lookback %d: want 0 or more partitions", f.lookback)
+			return plan.Selection{}, usagef("--lookback %d: want 0 or more partitions", f.lookback)
 		}
 		n := f.lookback
 		sel.Lookback = &n

@@ -12,6 +12,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // session is a loaded project bound to one target.
@@ -32,7 +33,7 @@ type session struct {
 // session loads the project and, unless offline, connects to the target.
 // With sel, a selection that the project's broken models stop is refused
 // before anything connects (leaveOutBroken).
-func (a *app) session(access targetAccess, offline bool, holder string, sel *runner.Selection) (*session, error) {
+func (a *app) session(access targetAccess, offline bool, holder string, sel *plan.Selection) (*session, error) {
 	p, dir, broken := a.loadProject()
 	if p == nil {
 		return nil, broken
@@ -80,7 +81,7 @@ func (a *app) session(access targetAccess, offline bool, holder string, sel *run
 		return nil, exitf(exitWarehouse, "target %s: cannot connect: %v%s", t.Name, err, hint)
 	}
 	s.adapter, s.info = ad, ad.Info()
-	s.runner = &runner.Runner{Project: p, Target: t.Name, Adapter: ad, Scope: s.scope}
+	s.runner = &runner.Runner{Reader: plan.Reader{Project: p, Adapter: ad, Scope: s.scope}, Target: t.Name}
 	return s, nil
 }
 
@@ -89,7 +90,7 @@ func (a *app) session(access targetAccess, offline bool, holder string, sel *run
 // or names a broken one (by name, short name or path glob): it returns
 // their errors, and the command exits 2 as it would have before anything
 // ran. Otherwise it notes on stderr which models are left out.
-func (s *session) leaveOutBroken(sel runner.Selection) error {
+func (s *session) leaveOutBroken(sel plan.Selection) error {
 	if s.broken == nil {
 		return nil
 	}
@@ -106,7 +107,7 @@ func (s *session) leaveOutBroken(sel runner.Selection) error {
 			}
 		}
 	}
-	fmt.Fprintf(s.app.stderr, "note: %s left out; the selection does not name them:\n", runner.Plural(len(p.Broken), "broken model"))
+	fmt.Fprintf(s.app.stderr, "note: %s left out; the selection does not name them:\n", plan.Plural(len(p.Broken), "broken model"))
 	for _, b := range p.Broken {
 		fmt.Fprintf(s.app.stderr, "  %s: %s\n", b.Name, b.Why())
 	}
@@ -132,15 +133,15 @@ func (s *session) close() {
 }
 
 // plan plans sel, from the ledger unless the session is offline.
-func (s *session) plan(sel runner.Selection) (*runner.Plan, error) {
+func (s *session) plan(sel plan.Selection) (*plan.Plan, error) {
 	if s.adapter == nil {
-		return runner.NewPlan(s.project, s.scope, nil, sel)
+		return plan.NewPlan(s.project, s.scope, nil, sel)
 	}
-	plan, err := s.runner.Plan(s.app.ctx, sel)
+	pl, err := s.runner.Plan(s.app.ctx, sel)
 	if err != nil && !isUsage(err) {
 		return nil, exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
 	}
-	return plan, err
+	return pl, err
 }
 
 func (s *session) records() ([]adapters.Record, error) {

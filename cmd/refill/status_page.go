@@ -4,13 +4,14 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/cmd/refill/internal/statuspage"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // statusHTML gathers what the status page shows beyond st: the runs, and
 // which missing partitions a run would skip because what they read failed
 // or is missing (the blocked steps of a plan of missing partitions, made
 // from the same facts).
-func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Facts, sel runner.Selection, runs []*adapters.Run, orphans []runner.Orphan) statuspage.Status {
+func (a *app) statusHTML(s *session, st []plan.ModelStatus, facts *plan.Facts, sel plan.Selection, runs []*adapters.Run, orphans []runner.Orphan) statuspage.Status {
 	redacted := map[string]string{}
 	in := statuspage.Status{Target: s.target.Name, Adapter: s.info.Name, Now: sel.Now, Models: st, Runs: runs, Orphans: orphans, Broken: s.project.Broken,
 		Redact: func(text string) string {
@@ -21,16 +22,16 @@ func (a *app) statusHTML(s *session, st []runner.ModelStatus, facts *runner.Fact
 			}
 			return r
 		}}
-	sel.Mode, sel.Lookback = runner.ModeMissing, nil
-	plan, err := runner.NewPlanFacts(s.project, s.scope, *facts, sel)
+	sel.Mode, sel.Lookback = plan.ModeMissing, nil
+	pl, err := plan.NewPlanFacts(s.project, s.scope, *facts, sel)
 	if err != nil {
 		in.BlockedErr = err
 		return in
 	}
-	in.Blocked = map[string]map[string]runner.Step{}
-	for _, b := range plan.Blocked {
+	in.Blocked = map[string]map[string]plan.Step{}
+	for _, b := range pl.Blocked {
 		if in.Blocked[b.Model.Name] == nil {
-			in.Blocked[b.Model.Name] = map[string]runner.Step{}
+			in.Blocked[b.Model.Name] = map[string]plan.Step{}
 		}
 		in.Blocked[b.Model.Name][b.Partition.Key] = b
 	}

@@ -199,16 +199,16 @@ func TestSnowflakeOffline(t *testing.T) {
 	}
 	// No DSN, no connection: --offline plans from the model files alone.
 	p := mustRefill(t, dir, "plan", "--target", "prod", "--offline", "--from", "2024-01-01", "--to", "2024-01-02", now, "--output", "json")
-	var plan planOutput
-	if err := jsonUnmarshal(p.stdout, &plan); err != nil {
+	var pl planOutput
+	if err := jsonUnmarshal(p.stdout, &pl); err != nil {
 		t.Fatal(err)
 	}
 	// Two days of each daily model; the whole-table and list models read
 	// them through the range's horizon; the month reaches past the range
 	// and is left out.
-	if plan.Adapter != "snowflake" || !plan.PublishTogether || len(plan.Steps) != 12 || len(plan.Blocked) != 0 || !strings.Contains(plan.Guarantee, "transaction") ||
-		len(plan.Notes) != 1 || !strings.Contains(plan.Notes[0], "marts.monthly_revenue: left out 1 partition(s) that reach past the range's end") {
-		t.Errorf("offline Snowflake plan: %+v", plan)
+	if pl.Adapter != "snowflake" || !pl.PublishTogether || len(pl.Steps) != 12 || len(pl.Blocked) != 0 || !strings.Contains(pl.Guarantee, "transaction") ||
+		len(pl.Notes) != 1 || !strings.Contains(pl.Notes[0], "marts.monthly_revenue: left out 1 partition(s) that reach past the range's end") {
+		t.Errorf("offline Snowflake plan: %+v", pl)
 	}
 	// Without --offline it needs the DSN, and says so.
 	if r := refill(t, dir, "plan", "--target", "prod", now); r.code != exitUsage || !strings.Contains(r.stderr, "SNOWFLAKE_DSN is not set") {

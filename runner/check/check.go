@@ -19,6 +19,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // Result is one result of Run: a line of refill test's report and a
@@ -128,7 +129,7 @@ func Run(ctx context.Context, opts Options) []Result {
 		add(Result{Suite: "validate", Name: models.ProjectFile, Status: Failed, Message: strings.Join(targetErrs, "\n")})
 	}
 	add(Result{Suite: "validate", Name: "project", Status: Passed, Duration: time.Since(start),
-		Message: strings.Join([]string{runner.Plural(len(p.Models), "model"), runner.Plural(len(p.Targets), "target"), runner.Plural(len(unitTests), "unit test"), runner.Plural(len(seeds), "seed")}, ", ")})
+		Message: strings.Join([]string{plan.Plural(len(p.Models), "model"), plan.Plural(len(p.Targets), "target"), plan.Plural(len(unitTests), "unit test"), plan.Plural(len(seeds), "seed")}, ", ")})
 
 	selected, err := p.Select(opts.Select, opts.Exclude)
 	if err != nil {
@@ -353,18 +354,18 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 		}
 	}
 	scope := &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars, Target: "test"}
-	r := &runner.Runner{Project: p, Target: "test", Adapter: db, Scope: scope}
+	r := &runner.Runner{Reader: plan.Reader{Project: p, Adapter: db, Scope: scope}, Target: "test"}
 	names := make([]string, len(selected))
 	for i, m := range selected {
 		names[i] = "+" + m.Name // upstream models supply the rows they read
 	}
-	plan, err := r.Plan(ctx, runner.Selection{Select: names, From: from, To: to, Mode: runner.ModeAll, Now: now})
+	pl, err := r.Plan(ctx, plan.Selection{Select: names, From: from, To: to, Mode: plan.ModeAll, Now: now})
 	if err != nil {
 		return append(out, Result{Suite: "run", Name: "plan", Status: Failed, Message: err.Error()}), notPortable
 	}
 	audits := &auditChecks{byKey: map[string]*Result{}}
 	start := time.Now()
-	sum, err := r.Run(ctx, plan, runner.RunOptions{Concurrency: 2, Observe: audits.observe, RunID: "refill-test"})
+	sum, err := r.Run(ctx, pl, runner.RunOptions{Concurrency: 2, Observe: audits.observe, RunID: "refill-test"})
 	if err != nil {
 		return append(out, Result{Suite: "run", Name: "run", Status: Failed, Message: err.Error()}), notPortable
 	}
@@ -377,13 +378,13 @@ func sampleRunChecks(ctx context.Context, p *models.Project, selected []*models.
 	for _, m := range selected {
 		chosen[m] = true
 	}
-	for _, m := range plan.Models {
+	for _, m := range pl.Models {
 		c := modelCheck(m, byModel[m.Name], sb, native, notPortable)
 		if len(byModel[m.Name]) == 0 && chosen[m] {
 			// Nothing of a selected model ran: say so, never ok.
-			c.Status, c.Message = NotRun, "no partition in the sample "+unsampledWhy(m, from, to, now, plan)
+			c.Status, c.Message = NotRun, "no partition in the sample "+unsampledWhy(m, from, to, now, pl)
 		}
-		c.Duration = elapsed / time.Duration(max(len(plan.Models), 1))
+		c.Duration = elapsed / time.Duration(max(len(pl.Models), 1))
 		out = append(out, c)
 	}
 	return append(out, audits.checks()...), notPortable
@@ -414,7 +415,7 @@ func modelCheck(m *models.Model, results []runner.PartitionResult, sb Sandbox, n
 		c.Message = fmt.Sprintf("%s (%s): %s", m.Name, m.Path, strings.Join(problems, "\n"))
 		switch {
 		case auditOnly:
-			c.Status, c.Message = Failed, runner.Plural(len(results), "partition")+" ran; audits failed (see below)"
+			c.Status, c.Message = Failed, plan.Plural(len(results), "partition")+" ran; audits failed (see below)"
 		case native:
 			c.Status = Failed
 		default:
@@ -429,7 +430,7 @@ func modelCheck(m *models.Model, results []runner.PartitionResult, sb Sandbox, n
 				skipped++
 			}
 		}
-		c.Message = fmt.Sprintf("%s ran (%s)", runner.Plural(len(results)-skipped, "partition"), partitionSpan(results))
+		c.Message = fmt.Sprintf("%s ran (%s)", plan.Plural(len(results)-skipped, "partition"), partitionSpan(results))
 		if skipped > 0 {
 			c.Status = Skipped
 			c.Message = fmt.Sprintf("%d of %d partitions skipped: an upstream model failed", skipped, len(results))
@@ -440,13 +441,13 @@ func modelCheck(m *models.Model, results []runner.PartitionResult, sb Sandbox, n
 
 // unsampledWhy says why the sample from..to ran no partition of m, and how
 // to sample it.
-func unsampledWhy(m *models.Model, from, to string, now time.Time, plan *runner.Plan) string {
-	for _, note := range plan.Notes {
+func unsampledWhy(m *models.Model, from, to string, now time.Time, pl *plan.Plan) string {
+	for _, note := range pl.Notes {
 		if rest, ok := strings.CutPrefix(note, m.Name+": "); ok {
 			return fmt.Sprintf("%s..%s: %s", from, to, rest)
 		}
 	}
-	for _, st := range plan.Blocked {
+	for _, st := range pl.Blocked {
 		if st.Model == m {
 			return fmt.Sprintf("%s..%s: %s %s", from, to, st.Partition.Key, st.Detail)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/refill/refill/adapters/snowflake"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // engine is a real warehouse that a portability test runs on.
@@ -351,13 +352,12 @@ func runPortable(t *testing.T, a adapters.Adapter, schema, target string) [][]an
 			t.Fatal(err)
 		}
 	}
-	r := &runner.Runner{Project: p, Target: target, Adapter: a,
-		Scope: &models.Scope{Dialect: a.Dialect(), Schema: schema, Vars: p.Vars, Target: target}}
-	plan, err := r.Plan(ctx, runner.Selection{Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)})
+	r := &runner.Runner{Reader: plan.Reader{Project: p, Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: schema, Vars: p.Vars, Target: target}}, Target: target}
+	pl, err := r.Plan(ctx, plan.Selection{Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := r.Run(ctx, plan, runner.RunOptions{})
+	sum, err := r.Run(ctx, pl, runner.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // runnerTests are the checks of the runner on a real adapter: what the
@@ -34,7 +35,7 @@ func project(h *adaptertest.Harness, files map[string]string) *runner.Runner {
 	if err != nil {
 		h.T().Fatal(err)
 	}
-	return &runner.Runner{Project: p, Target: "t", Adapter: h.A, Scope: &models.Scope{Dialect: h.D(), Schema: h.S.Default, Vars: p.Vars}}
+	return &runner.Runner{Reader: plan.Reader{Project: p, Adapter: h.A, Scope: &models.Scope{Dialect: h.D(), Schema: h.S.Default, Vars: p.Vars}}, Target: "t"}
 }
 
 const dailyModel = `/* refill
@@ -47,19 +48,19 @@ SELECT d, v FROM {{ source("SCHEMA.src") }} WHERE d >= {{ start }} AND d < {{ en
 func testRefused(t *testing.T, h *adaptertest.Harness) {
 	h.Seed("src", row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
 	r := project(h, map[string]string{"m.sql": dailyModel})
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-03", Now: adaptertest.Day("2024-02-01")}
-	plan, err := r.Plan(h.Ctx, sel)
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-03", Now: adaptertest.Day("2024-02-01")}
+	pl, err := r.Plan(h.Ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := r.Run(h.Ctx, plan, runner.RunOptions{}); err != nil || s.Failed != 0 {
+	if s, err := r.Run(h.Ctx, pl, runner.RunOptions{}); err != nil || s.Failed != 0 {
 		t.Fatalf("first run: %+v, %v", s, err)
 	}
 	// Off by one: every window also takes the next day.
 	bad := project(h, map[string]string{"m.sql": strings.Replace(dailyModel, "d < {{ end }}", "d <= {{ end }}", 1)})
-	sel.Mode = runner.ModeAll
-	plan, _ = bad.Plan(h.Ctx, sel)
-	s, err := bad.Run(h.Ctx, plan, runner.RunOptions{})
+	sel.Mode = plan.ModeAll
+	pl, _ = bad.Plan(h.Ctx, sel)
+	s, err := bad.Run(h.Ctx, pl, runner.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,22 +86,22 @@ GROUP BY {{ cast_date(date_trunc("month", ident("d"))) }}`,
 	})
 	// Five days do not make a month: the month reaches past the range, and
 	// is left out until every day of it is built.
-	partial, err := r.Plan(h.Ctx, runner.Selection{From: "2024-01-01", To: "2024-01-05", Now: adaptertest.Day("2024-02-01")})
+	partial, err := r.Plan(h.Ctx, plan.Selection{From: "2024-01-01", To: "2024-01-05", Now: adaptertest.Day("2024-02-01")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(partial.Steps) != 5 || len(partial.Blocked) != 0 || len(partial.Notes) != 1 || !strings.Contains(partial.Notes[0], "(m 2024-01-06)") {
 		t.Fatalf("plan of five days has %d steps, blocked %+v and notes %q; want the five days, and the month left out past 2024-01-06", len(partial.Steps), partial.Blocked, partial.Notes)
 	}
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: adaptertest.Day("2024-02-01")}
-	plan, err := r.Plan(h.Ctx, sel)
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: adaptertest.Day("2024-02-01")}
+	pl, err := r.Plan(h.Ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Steps) != 32 || len(plan.Blocked) != 0 {
-		t.Fatalf("plan has %d steps and %d blocked, want 31 days and a month", len(plan.Steps), len(plan.Blocked))
+	if len(pl.Steps) != 32 || len(pl.Blocked) != 0 {
+		t.Fatalf("plan has %d steps and %d blocked, want 31 days and a month", len(pl.Steps), len(pl.Blocked))
 	}
-	s, err := r.Run(h.Ctx, plan, runner.RunOptions{Batch: 2})
+	s, err := r.Run(h.Ctx, pl, runner.RunOptions{Batch: 2})
 	if err != nil || s.Failed != 0 || s.Succeeded != 32 {
 		t.Fatalf("run: %+v, %v", s, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // Schema changes: every case ends with the right columns and rows, or a
@@ -25,18 +26,18 @@ func schemaModel(config, selectList string) string {
 }
 
 // runAll plans and runs model m.sql over the first three days of 2024.
-func runAll(h *adaptertest.Harness, model string, sel runner.Selection) *runner.Summary {
+func runAll(h *adaptertest.Harness, model string, sel plan.Selection) *runner.Summary {
 	h.T().Helper()
 	r := project(h, map[string]string{"m.sql": model})
 	if sel.From == "" && !sel.FullRefresh {
 		sel.From, sel.To = "2024-01-01", "2024-01-03"
 	}
 	sel.Now = adaptertest.Day("2024-02-01")
-	plan, err := r.Plan(h.Ctx, sel)
+	pl, err := r.Plan(h.Ctx, sel)
 	if err != nil {
 		h.T().Fatalf("plan: %v", err)
 	}
-	s, err := r.Run(h.Ctx, plan, runner.RunOptions{Concurrency: 2})
+	s, err := r.Run(h.Ctx, pl, runner.RunOptions{Concurrency: 2})
 	if err != nil {
 		h.T().Fatalf("run: %v", err)
 	}
@@ -66,7 +67,7 @@ func refusedBySchema(t *testing.T, s *runner.Summary, want string) {
 		t.Fatalf("want every partition refused, got %d succeeded, %d failed", s.Succeeded, s.Failed)
 	}
 	for _, p := range s.Partitions {
-		var se *runner.SchemaError
+		var se *plan.SchemaError
 		if p.Status == runner.Failed && (!errors.As(p.Err, &se) || !strings.Contains(p.Err.Error(), want)) {
 			t.Errorf("%s: %v; want a schema error about %q", p.Partition, p.Err, want)
 		}
@@ -79,21 +80,21 @@ func testSchemaChanges(t *testing.T, h *adaptertest.Harness) {
 	target := h.Rel("m")
 	intType, floatType, stringType := d.ColumnType(models.TypeInt32), d.ColumnType(models.TypeFloat), d.ColumnType(models.TypeString)
 	v1 := schemaModel("", fmt.Sprintf("sd AS d, CAST(sv AS %s) AS v", intType))
-	if s := runAll(h, v1, runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, v1, plan.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("v1: %+v", s)
 	}
 	before := h.Rows(target)
 
 	// A new column: refused by default, the table untouched.
 	v2 := fmt.Sprintf("sd AS d, CAST(sv AS %s) AS v, CAST(sv * 10 AS %s) AS w", intType, intType)
-	refusedBySchema(t, runAll(h, schemaModel("", v2), runner.Selection{}), "+ w")
+	refusedBySchema(t, runAll(h, schemaModel("", v2), plan.Selection{}), "+ w")
 	if cols := columnNames(h, target); fmt.Sprint(cols) != "[d v]" {
 		t.Errorf("a refused change altered the table: %v", cols)
 	}
 	h.WantRows(target, before...)
 
 	// append adds it, and every partition (stale) is rebuilt with it.
-	if s := runAll(h, schemaModel("on_schema_change: append\n", v2), runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, schemaModel("on_schema_change: append\n", v2), plan.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("append: %+v", s.Partitions)
 	}
 	if cols := columnNames(h, target); fmt.Sprint(cols) != "[d v w]" {
@@ -106,8 +107,8 @@ func testSchemaChanges(t *testing.T, h *adaptertest.Harness) {
 
 	// Dropping v: append refuses; sync drops it.
 	v3 := fmt.Sprintf("sd AS d, CAST(sv * 10 AS %s) AS w", intType)
-	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: append\n", v3), runner.Selection{}), "- v")
-	if s := runAll(h, schemaModel("on_schema_change: sync\n", v3), runner.Selection{}); s.Succeeded != 3 {
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: append\n", v3), plan.Selection{}), "- v")
+	if s := runAll(h, schemaModel("on_schema_change: sync\n", v3), plan.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("sync drop: %+v", s.Partitions)
 	}
 	if cols := columnNames(h, target); fmt.Sprint(cols) != "[d w]" {
@@ -116,8 +117,8 @@ func testSchemaChanges(t *testing.T, h *adaptertest.Harness) {
 
 	// Widening w to a floating type: append refuses, sync widens.
 	v4 := fmt.Sprintf("sd AS d, CAST(sv * 10 AS %s) + 0.5 AS w", floatType)
-	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: append\n", v4), runner.Selection{}), "~ w")
-	if s := runAll(h, schemaModel("on_schema_change: sync\n", v4), runner.Selection{}); s.Succeeded != 3 {
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: append\n", v4), plan.Selection{}), "~ w")
+	if s := runAll(h, schemaModel("on_schema_change: sync\n", v4), plan.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("sync widen: %+v", s.Partitions)
 	}
 	res, err = h.A.Query(h.Ctx, fmt.Sprintf("SELECT sum(%s) FROM %s", d.QuoteIdent("w"), target.Quote(d)), adapters.Tag{})
@@ -128,10 +129,10 @@ func testSchemaChanges(t *testing.T, h *adaptertest.Harness) {
 	// Retyping w as text loses nothing of a number, but changes its type:
 	// refused under every policy but a rebuild.
 	v5 := fmt.Sprintf("sd AS d, CAST(sv AS %s) AS w", stringType)
-	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: sync\n", v5), runner.Selection{}), "--full-refresh")
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: sync\n", v5), plan.Selection{}), "--full-refresh")
 	// (A rebuild holds every partition of January, the month before the
 	// test's clock.)
-	if s := runAll(h, schemaModel("on_schema_change: sync\n", v5), runner.Selection{FullRefresh: true}); s.Succeeded != 31 || s.Failed != 0 {
+	if s := runAll(h, schemaModel("on_schema_change: sync\n", v5), plan.Selection{FullRefresh: true}); s.Succeeded != 31 || s.Failed != 0 {
 		t.Fatalf("full refresh: %+v", s.Partitions)
 	}
 	cols, _ := h.A.Columns(h.Ctx, target)
@@ -143,8 +144,8 @@ func testSchemaChanges(t *testing.T, h *adaptertest.Harness) {
 	// on_schema_change: rebuild plans on its own.
 	ts := d.ColumnType(models.TypeTimestamp)
 	v6 := fmt.Sprintf("CAST(sd AS %s) AS d, CAST(sv AS %s) AS w", ts, stringType)
-	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: sync\npartition_type: timestamp\n", v6), runner.Selection{}), "partition column")
-	if s := runAll(h, schemaModel("on_schema_change: rebuild\npartition_type: timestamp\n", v6), runner.Selection{}); s.Succeeded != 31 || s.Failed != 0 {
+	refusedBySchema(t, runAll(h, schemaModel("on_schema_change: sync\npartition_type: timestamp\n", v6), plan.Selection{}), "partition column")
+	if s := runAll(h, schemaModel("on_schema_change: rebuild\npartition_type: timestamp\n", v6), plan.Selection{}); s.Succeeded != 31 || s.Failed != 0 {
 		t.Fatalf("rebuild: %+v", s.Partitions)
 	}
 	cols, _ = h.A.Columns(h.Ctx, target)
@@ -165,7 +166,7 @@ func testDeclaredColumns(t *testing.T, h *adaptertest.Harness) {
 	// The first attempt fails verification: the table exists, empty, with
 	// the declared columns, never with the failing query's.
 	bad := schemaModel(decl, fmt.Sprintf("%s AS d, sv AS v, CAST('x' AS %s) AS label", d.Date(adaptertest.Day("2023-01-01")), d.ColumnType(models.TypeString)))
-	s := runAll(h, bad, runner.Selection{})
+	s := runAll(h, bad, plan.Selection{})
 	if s.Failed != 3 {
 		t.Fatalf("rows outside the window: %+v", s.Partitions)
 	}
@@ -175,11 +176,11 @@ func testDeclaredColumns(t *testing.T, h *adaptertest.Harness) {
 	}
 	// A query whose columns differ from the declared ones is refused.
 	extra := schemaModel(decl, fmt.Sprintf("sd AS d, sv AS v, CAST('x' AS %s) AS label, 1 AS surprise", d.ColumnType(models.TypeString)))
-	refusedBySchema(t, runAll(h, extra, runner.Selection{}), "surprise")
+	refusedBySchema(t, runAll(h, extra, plan.Selection{}), "surprise")
 	lossy := schemaModel(decl, fmt.Sprintf("sd AS d, CAST(sv AS %s) + 0.5 AS v, CAST('x' AS %s) AS label", d.ColumnType(models.TypeFloat), d.ColumnType(models.TypeString)))
-	refusedBySchema(t, runAll(h, lossy, runner.Selection{}), "values would change")
+	refusedBySchema(t, runAll(h, lossy, plan.Selection{}), "values would change")
 	good := schemaModel(decl, fmt.Sprintf("sd AS d, sv AS v, CAST('x' AS %s) AS label", d.ColumnType(models.TypeString)))
-	if s := runAll(h, good, runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, good, plan.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("good: %+v", s.Partitions)
 	}
 	h.WantRows(target, row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
@@ -188,19 +189,19 @@ func testDeclaredColumns(t *testing.T, h *adaptertest.Harness) {
 func testFullRefresh(t *testing.T, h *adaptertest.Harness) {
 	h.Seed("src", row("2024-01-01", 1), row("2024-01-02", 2), row("2024-01-03", 3))
 	target := h.Rel("m")
-	if s := runAll(h, dailyModel, runner.Selection{}); s.Succeeded != 3 {
+	if s := runAll(h, dailyModel, plan.Selection{}); s.Succeeded != 3 {
 		t.Fatalf("first: %+v", s)
 	}
 	h.Seed("src", row("2024-01-01", 10), row("2024-01-02", 20), row("2024-01-03", 30), row("2024-01-04", 40))
 	r := project(h, map[string]string{"m.sql": dailyModel})
-	plan, err := r.Plan(h.Ctx, runner.Selection{FullRefresh: true, Now: adaptertest.Day("2024-01-05")})
+	pl, err := r.Plan(h.Ctx, plan.Selection{FullRefresh: true, Now: adaptertest.Day("2024-01-05")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Steps) != 4 || plan.Steps[0].Reason != runner.ReasonRebuild || !plan.Rebuild[plan.Steps[0].Model] {
-		t.Fatalf("full refresh plan: %+v", plan.Steps)
+	if len(pl.Steps) != 4 || pl.Steps[0].Reason != plan.ReasonRebuild || !pl.Rebuild[pl.Steps[0].Model] {
+		t.Fatalf("full refresh plan: %+v", pl.Steps)
 	}
-	s, err := r.Run(h.Ctx, plan, runner.RunOptions{Batch: 2})
+	s, err := r.Run(h.Ctx, pl, runner.RunOptions{Batch: 2})
 	if err != nil || s.Succeeded != 4 {
 		t.Fatalf("full refresh: %+v, %v", s, err)
 	}
@@ -218,7 +219,7 @@ func testFullRefresh(t *testing.T, h *adaptertest.Harness) {
 	}
 	// A model may forbid it.
 	forbidding := project(h, map[string]string{"m.sql": strings.Replace(dailyModel, "start: 2024-01-01\n", "start: 2024-01-01\nfull_refresh: false\n", 1)})
-	if _, err := forbidding.Plan(h.Ctx, runner.Selection{FullRefresh: true, Now: adaptertest.Day("2024-01-05")}); err == nil || !strings.Contains(err.Error(), "full_refresh: false") {
+	if _, err := forbidding.Plan(h.Ctx, plan.Selection{FullRefresh: true, Now: adaptertest.Day("2024-01-05")}); err == nil || !strings.Contains(err.Error(), "full_refresh: false") {
 		t.Errorf("a full refresh of a model that forbids it: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // TestClickHouseShop seeds the example project and backfills January 2024
@@ -63,13 +64,13 @@ func TestClickHouseShop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &runner.Runner{Project: p, Target: "clickhouse", Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: s.Default, Vars: p.Vars}}
-	sel := runner.Selection{From: "2024-01-01", To: "2024-01-31", Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}
-	plan, err := r.Plan(ctx, sel)
+	r := &runner.Runner{Reader: plan.Reader{Project: p, Adapter: a, Scope: &models.Scope{Dialect: a.Dialect(), Schema: s.Default, Vars: p.Vars}}, Target: "clickhouse"}
+	sel := plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)}
+	pl, err := r.Plan(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := r.Run(ctx, plan, runner.RunOptions{Batch: 3})
+	sum, err := r.Run(ctx, pl, runner.RunOptions{Batch: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,11 +126,11 @@ func TestClickHouseShop(t *testing.T) {
 		t.Errorf("a rerun plans %v steps (%v), want none", len(again.Steps), err)
 	}
 	// Redo a few days of the middle of the month: nothing changes.
-	sel.From, sel.To, sel.Mode = "2024-01-10", "2024-01-12", runner.ModeAll
-	if plan, err = r.Plan(ctx, sel); err != nil {
+	sel.From, sel.To, sel.Mode = "2024-01-10", "2024-01-12", plan.ModeAll
+	if pl, err = r.Plan(ctx, sel); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err = r.Run(ctx, plan, runner.RunOptions{}); err != nil || sum.Failed != 0 {
+	if sum, err = r.Run(ctx, pl, runner.RunOptions{}); err != nil || sum.Failed != 0 {
 		t.Fatalf("rerun: %+v, %v", sum, err)
 	}
 	check()

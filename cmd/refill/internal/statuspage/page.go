@@ -15,17 +15,18 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // Status is what the status page shows.
 type Status struct {
 	Target, Adapter string
 	Now             time.Time
-	Models          []runner.ModelStatus
+	Models          []plan.ModelStatus
 	// Blocked holds, by model and partition key, the missing partitions a
 	// run skips because an upstream partition they read failed or is
 	// missing (the Blocked steps of a plan of missing partitions).
-	Blocked map[string]map[string]runner.Step
+	Blocked map[string]map[string]plan.Step
 	// BlockedErr says why Blocked could not be worked out, if it could not.
 	BlockedErr error
 	Runs       []*adapters.Run // newest first
@@ -157,7 +158,7 @@ func buildStatusPage(in Status) pageView {
 		parts := make([]partCell, len(ms.Partitions))
 		for i, ps := range ms.Partitions {
 			step, blocked := in.Blocked[m.Name][ps.Partition.Key]
-			blocked = blocked && ps.State == runner.StateMissing
+			blocked = blocked && ps.State == plan.StateMissing
 			class := cellClass(ps, blocked)
 			counts[class]++
 			parts[i] = partCell{key: ps.Partition.Key, start: ps.Partition.Start, class: class}
@@ -171,7 +172,7 @@ func buildStatusPage(in Status) pageView {
 			switch {
 			case blocked:
 				text, cause = redact(step.Detail), redact(step.Cause)
-			case ps.State == runner.StateFailed && ps.Record != nil && ps.Record.Error != "":
+			case ps.State == plan.StateFailed && ps.Record != nil && ps.Record.Error != "":
 				text = redact(ps.Record.Error)
 			}
 			g.add(class, text, cause, mi, i)
@@ -246,18 +247,18 @@ func buildStatusPage(in Status) pageView {
 }
 
 // cellClass is the page's state of a partition (see stateClasses).
-func cellClass(ps runner.PartitionStatus, blocked bool) string {
+func cellClass(ps plan.PartitionStatus, blocked bool) string {
 	switch {
 	case blocked:
 		return "blocked"
-	case ps.State == runner.StateDone && ps.Record != nil && ps.Record.Rows == 0:
+	case ps.State == plan.StateDone && ps.Record != nil && ps.Record.Rows == 0:
 		return "empty"
 	}
 	return string(ps.State)
 }
 
 // cellTitle is the tooltip of a cell showing ps alone.
-func cellTitle(ps runner.PartitionStatus, class, text string) string {
+func cellTitle(ps plan.PartitionStatus, class, text string) string {
 	t := ps.Partition.Key + ": " + stateWords[class]
 	if r := ps.Record; r != nil && class == "done" {
 		t += fmt.Sprintf(", %d rows", r.Rows)
@@ -268,7 +269,7 @@ func cellTitle(ps runner.PartitionStatus, class, text string) string {
 	return t
 }
 
-func attentionOf(ps runner.PartitionStatus, class, text string) attentionRow {
+func attentionOf(ps plan.PartitionStatus, class, text string) attentionRow {
 	a := attentionRow{Key: ps.Partition.Key, Class: class, Detail: clip(firstLine(text), 160)}
 	if r := ps.Record; r != nil {
 		a.Rows, a.RunID = fmt.Sprint(r.Rows), r.RunID
@@ -309,7 +310,7 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // PartitionsLabel says how many partitions a model status holds, and of
 // what: "31 day", "3 values", "table".
-func PartitionsLabel(ms runner.ModelStatus) string {
+func PartitionsLabel(ms plan.ModelStatus) string {
 	m := ms.Model
 	switch m.Kind().String() {
 	case "time":
@@ -322,7 +323,7 @@ func PartitionsLabel(ms runner.ModelStatus) string {
 
 // RangeLabel gives the first and last partition of a model status (a
 // whole-table or list model's with the horizon it is built as of).
-func RangeLabel(ms runner.ModelStatus) string {
+func RangeLabel(ms plan.ModelStatus) string {
 	if len(ms.Partitions) == 0 {
 		return "-"
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // synthSpec describes a synthetic model: n partitions of grain from
@@ -26,9 +26,9 @@ type synthSpec struct {
 }
 
 // synthModel makes a model and its partitions, all done.
-func synthModel(sp synthSpec, rng *rand.Rand) runner.ModelStatus {
+func synthModel(sp synthSpec, rng *rand.Rand) plan.ModelStatus {
 	m := &models.Model{Name: sp.name, Config: models.Config{Grain: sp.grain, Location: sp.loc, Start: sp.start, Description: "A synthetic model."}}
-	ms := runner.ModelStatus{Model: m, Counts: map[runner.State]int{}}
+	ms := plan.ModelStatus{Model: m, Counts: map[plan.State]int{}}
 	built := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := sp.start
 	for i := range sp.n {
@@ -46,20 +46,20 @@ func synthModel(sp synthSpec, rng *rand.Rand) runner.ModelStatus {
 		}
 		rec := &adapters.Record{Model: sp.name, Partition: p.Key, State: adapters.StateDone, Rows: rows, RunID: "20250102T030405Z-a1b2c3",
 			StartedAt: built, FinishedAt: built.Add(1500 * time.Millisecond), PublishedAt: built}
-		ms.Partitions = append(ms.Partitions, runner.PartitionStatus{Partition: p, State: runner.StateDone, Record: rec})
+		ms.Partitions = append(ms.Partitions, plan.PartitionStatus{Partition: p, State: plan.StateDone, Record: rec})
 	}
 	return ms
 }
 
 // setState puts partition i of ms in state with detail (the error, for a
 // failed partition).
-func setState(ms *runner.ModelStatus, i int, state runner.State, detail string) {
+func setState(ms *plan.ModelStatus, i int, state plan.State, detail string) {
 	ps := &ms.Partitions[i]
 	ps.State, ps.Detail = state, firstLine(detail)
 	switch state {
-	case runner.StateMissing:
+	case plan.StateMissing:
 		ps.Record = nil
-	case runner.StateFailed:
+	case plan.StateFailed:
 		rec := *ps.Record
 		rec.State, rec.Error = adapters.StateFailed, detail
 		ps.Record = &rec
@@ -72,9 +72,9 @@ func setState(ms *runner.ModelStatus, i int, state runner.State, detail string) 
 // hourly model failing with another and what that blocks in the next
 // model, a changed model (the third), stale hours in the middle hourly
 // model, and a few pending, drifted and partial partitions.
-func syntheticStatus(specs []synthSpec) ([]runner.ModelStatus, map[string]map[string]runner.Step) {
+func syntheticStatus(specs []synthSpec) ([]plan.ModelStatus, map[string]map[string]plan.Step) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var st []runner.ModelStatus
+	var st []plan.ModelStatus
 	var hourly []int
 	for i, sp := range specs {
 		st = append(st, synthModel(sp, rng))
@@ -82,7 +82,7 @@ func syntheticStatus(specs []synthSpec) ([]runner.ModelStatus, map[string]map[st
 			hourly = append(hourly, i)
 		}
 	}
-	built := func(ms *runner.ModelStatus) int {
+	built := func(ms *plan.ModelStatus) int {
 		if ms.Model.Config.Grain == 0 {
 			return len(ms.Partitions)
 		}
@@ -91,52 +91,52 @@ func syntheticStatus(specs []synthSpec) ([]runner.ModelStatus, map[string]map[st
 	for mi := range st {
 		ms := &st[mi]
 		for i := built(ms); i < len(ms.Partitions); i++ {
-			setState(ms, i, runner.StateMissing, "")
+			setState(ms, i, plan.StateMissing, "")
 		}
 		for range min(5, len(ms.Partitions)/20) {
 			i := rng.IntN(built(ms))
-			setState(ms, i, runner.StateFailed, fmt.Sprintf("Conversion Error: Could not convert string 'n/a' to DOUBLE\nLINE %d: SELECT ... WHERE day = '%s'",
+			setState(ms, i, plan.StateFailed, fmt.Sprintf("Conversion Error: Could not convert string 'n/a' to DOUBLE\nLINE %d: SELECT ... WHERE day = '%s'",
 				10+rng.IntN(90), ms.Partitions[i].Partition.Key))
 		}
 	}
-	blocked := map[string]map[string]runner.Step{}
+	blocked := map[string]map[string]plan.Step{}
 	if len(hourly) > 0 {
 		failing := &st[hourly[0]]
 		from := built(failing) / 2
 		from -= failing.Partitions[from].Partition.Start.Hour()
 		for i := from; i < from+24; i++ {
 			key := failing.Partitions[i].Partition.Key
-			setState(failing, i, runner.StateFailed, fmt.Sprintf("Catalog Error: Table with name events_%s does not exist!", strings.ReplaceAll(key[:10], "-", "")))
+			setState(failing, i, plan.StateFailed, fmt.Sprintf("Catalog Error: Table with name events_%s does not exist!", strings.ReplaceAll(key[:10], "-", "")))
 		}
 		fstart, fend := failing.Partitions[from].Partition.Start, failing.Partitions[from+23].Partition.End
 		if next := hourly[0] + 1; next < len(st) && st[next].Model.Config.Grain != 0 {
 			waiting := &st[next]
-			blocked[waiting.Model.Name] = map[string]runner.Step{}
+			blocked[waiting.Model.Name] = map[string]plan.Step{}
 			for i, ps := range waiting.Partitions {
 				if ps.Partition.Start.Before(fend) && ps.Partition.End.After(fstart) {
-					setState(waiting, i, runner.StateMissing, "")
-					blocked[waiting.Model.Name][ps.Partition.Key] = runner.Step{Cause: "reads failed partitions of " + failing.Model.Name,
+					setState(waiting, i, plan.StateMissing, "")
+					blocked[waiting.Model.Name][ps.Partition.Key] = plan.Step{Cause: "reads failed partitions of " + failing.Model.Name,
 						Detail: fmt.Sprintf("reads %s %s, which failed", failing.Model.Name, failing.Partitions[from].Partition.Key)}
 				}
 			}
 		}
 		last := &st[hourly[len(hourly)-1]]
-		setState(last, built(last)-1, runner.StatePartial, "its window is still open (allow_partial): refreshed on every run")
+		setState(last, built(last)-1, plan.StatePartial, "its window is still open (allow_partial): refreshed on every run")
 	}
 	if len(hourly) >= 3 {
 		stale := &st[hourly[len(hourly)/2]]
 		for i := 5000; i < 5300; i++ {
-			setState(stale, i, runner.StateStale, fmt.Sprintf("upstream raw.events %s was republished at 2025-01-03 0%d:00:00, after this was built",
+			setState(stale, i, plan.StateStale, fmt.Sprintf("upstream raw.events %s was republished at 2025-01-03 0%d:00:00, after this was built",
 				stale.Partitions[i].Partition.Key, i%10))
 		}
 	}
 	if len(st) >= 3 {
 		changed := &st[2]
 		for i := range built(changed) {
-			setState(changed, i, runner.StateStale, "the model changed since it was built (version 3463b90811ebccdf, now b0d8184e7f4706d5; plan --explain shows the difference)")
+			setState(changed, i, plan.StateStale, "the model changed since it was built (version 3463b90811ebccdf, now b0d8184e7f4706d5; plan --explain shows the difference)")
 		}
-		setState(&st[0], 100, runner.StatePending, "run 20250102T030405Z-a1b2c3 started publishing it at 2025-01-02 03:04:07 and did not record the outcome")
-		setState(&st[0], 200, runner.StateDrift, "the table holds 12 rows in this partition; the ledger recorded 14")
+		setState(&st[0], 100, plan.StatePending, "run 20250102T030405Z-a1b2c3 started publishing it at 2025-01-02 03:04:07 and did not record the outcome")
+		setState(&st[0], 200, plan.StateDrift, "the table holds 12 rows in this partition; the ledger recorded 14")
 	}
 	for _, ms := range st {
 		for _, ps := range ms.Partitions {

@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"context"
@@ -30,7 +30,7 @@ const maxEstimates = 12
 // whose SQL uses partition are estimated partition by partition. A model
 // the warehouse cannot estimate (its upstream table does not exist yet)
 // gets -1 and the reason in Note.
-func (r *Runner) Estimate(ctx context.Context, plan *Plan) ([]ModelEstimate, error) {
+func (r *Reader) Estimate(ctx context.Context, plan *Plan) ([]ModelEstimate, error) {
 	est, ok := r.Adapter.(adapters.Estimator)
 	if !ok {
 		return nil, ErrNoEstimates

@@ -1,4 +1,4 @@
-package runner_test
+package plan_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
-	"github.com/refill/refill/runner"
+	"github.com/refill/refill/runner/plan"
 )
 
 // scaleProject generates n daily models over days days: chains of ten,
@@ -61,30 +61,30 @@ const scaleModels, scaleDays = 1000, 3650
 func BenchmarkPlan(b *testing.B) {
 	p := scaleProject(b, scaleModels, scaleDays)
 	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars}
-	sel := runner.Selection{Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), To: "2024-12-30"} // 3,652 days from 2015-01-01
+	sel := plan.Selection{Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), To: "2024-12-30"} // 3,652 days from 2015-01-01
 	b.Run("empty-ledger", func(b *testing.B) {
-		var plan *runner.Plan
+		var pl *plan.Plan
 		for b.Loop() {
 			var err error
-			if plan, err = runner.NewPlan(p, scope, nil, sel); err != nil {
+			if pl, err = plan.NewPlan(p, scope, nil, sel); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(len(plan.Steps)), "partitions")
+		b.ReportMetric(float64(len(pl.Steps)), "partitions")
 		reportHeap(b)
 	})
 	b.Run("done-ledger", func(b *testing.B) {
 		records := doneRecords(b, p, scope, 3652)
 		b.ResetTimer()
-		var plan *runner.Plan
+		var pl *plan.Plan
 		for b.Loop() {
 			var err error
-			if plan, err = runner.NewPlan(p, scope, records, sel); err != nil {
+			if pl, err = plan.NewPlan(p, scope, records, sel); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if len(plan.Steps) != 0 {
-			b.Fatalf("%d steps planned over a done ledger", len(plan.Steps))
+		if len(pl.Steps) != 0 {
+			b.Fatalf("%d steps planned over a done ledger", len(pl.Steps))
 		}
 		b.ReportMetric(float64(len(records)), "partitions")
 		reportHeap(b)

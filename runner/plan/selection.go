@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"encoding/json"
@@ -62,7 +62,7 @@ type Selection struct {
 	Shape *Shape `json:"shape,omitempty"`
 }
 
-// Shape is the part of RunOptions that decides what a run's publications
+// Shape is the part of a run's options (runner.RunOptions) that decides what a run's publications
 // are: a resumed run repeats it.
 type Shape struct {
 	Together    bool `json:"together,omitempty"`
@@ -71,17 +71,6 @@ type Shape struct {
 	FailFast    bool `json:"fail_fast,omitempty"`
 	Concurrency int  `json:"concurrency,omitempty"`
 	Retries     int  `json:"retries,omitempty"`
-}
-
-// Apply sets the options the shape decides.
-func (s Shape) Apply(o *RunOptions) {
-	o.Together, o.Batch, o.SplitFailed, o.FailFast = s.Together, s.Batch, s.SplitFailed, s.FailFast
-	o.Concurrency, o.Retries = s.Concurrency, s.Retries
-}
-
-func shapeOf(o RunOptions) *Shape {
-	return &Shape{Together: o.Together, Batch: o.Batch, SplitFailed: o.SplitFailed, FailFast: o.FailFast,
-		Concurrency: o.Concurrency, Retries: o.Retries}
 }
 
 // Scheduled reports whether the selection has no explicit range: the form

@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"context"
@@ -19,22 +19,21 @@ import (
 // only happens for zones whose offset is not a whole number of hours, is
 // counted again exactly with a CASE over the boundaries.
 
-// partitionCounts is how the rows of a relation fall into a model's
-// partitions.
-type partitionCounts struct {
-	total int64
-	rows  map[string]int64 // by partition key
-	// outside counts rows in no partition of want (when given) or with a
-	// NULL partition column; example is one such value, as text.
-	outside int64
-	example string
+// Counts is how the rows of a relation fall into a model's partitions.
+type Counts struct {
+	Total int64
+	Rows  map[string]int64 // by partition key
+	// Outside counts rows in no partition of want (when given) or with a
+	// NULL partition column; Example is one such value, as text.
+	Outside int64
+	Example string
 }
 
-// countPartitions counts the rows of rel per partition of m. colType is
+// CountPartitions counts the rows of rel per partition of m. colType is
 // the partition column's type as the driver names it. With want, rows in
 // other partitions count as outside; where, when not empty, filters the
 // rows counted.
-func countPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m *models.Model, rel models.Relation, colType string, want []models.Partition, where string) (*partitionCounts, error) {
+func CountPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m *models.Model, rel models.Relation, colType string, want []models.Partition, where string) (*Counts, error) {
 	d := a.Dialect()
 	stage := rel.Quote(d)
 	if m.Kind() == models.WholeTable {
@@ -43,7 +42,7 @@ func countPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, 
 			return nil, err
 		}
 		n := adapters.Int(res.Rows[0][0])
-		return &partitionCounts{total: n, rows: map[string]int64{models.WholeTableKey: n}}, nil
+		return &Counts{Total: n, Rows: map[string]int64{models.WholeTableKey: n}}, nil
 	}
 	col := d.QuoteIdent(m.Config.PartitionBy)
 	bucket := col
@@ -56,7 +55,7 @@ func countPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, 
 	if err != nil {
 		return nil, err
 	}
-	c := &partitionCounts{rows: map[string]int64{}}
+	c := &Counts{Rows: map[string]int64{}}
 	inWant := map[string]bool{}
 	for _, p := range want {
 		inWant[p.Key] = true
@@ -64,17 +63,17 @@ func countPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, 
 	straddles := false
 	for _, row := range res.Rows {
 		n := adapters.Int(row[1])
-		c.total += n
+		c.Total += n
 		if row[0] == nil {
-			c.outside += n
-			c.example = "NULL"
+			c.Outside += n
+			c.Example = "NULL"
 			continue
 		}
-		lo, err := partitionOf(m, row[2])
+		lo, err := PartitionOf(m, row[2])
 		if err != nil {
 			return nil, err
 		}
-		hi, err := partitionOf(m, row[3])
+		hi, err := PartitionOf(m, row[3])
 		if err != nil {
 			return nil, err
 		}
@@ -83,13 +82,13 @@ func countPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, 
 			continue
 		}
 		if want != nil && !inWant[lo] {
-			c.outside += n
-			if c.example == "" {
-				c.example = valueText(row[2])
+			c.Outside += n
+			if c.Example == "" {
+				c.Example = ValueText(row[2])
 			}
 			continue
 		}
-		c.rows[lo] += n
+		c.Rows[lo] += n
 	}
 	if straddles {
 		return countExactly(ctx, a, tag, m, rel, want, where)
@@ -101,7 +100,7 @@ func countPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, 
 // over the partition boundaries, for zones whose partitions do not start
 // on the hour. Without want it counts the partitions between the column's
 // first and last value.
-func countExactly(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m *models.Model, rel models.Relation, want []models.Partition, where string) (*partitionCounts, error) {
+func countExactly(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m *models.Model, rel models.Relation, want []models.Partition, where string) (*Counts, error) {
 	d := a.Dialect()
 	col := d.QuoteIdent(m.Config.PartitionBy)
 	if want == nil {
@@ -123,16 +122,16 @@ func countExactly(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m *
 	if err != nil {
 		return nil, err
 	}
-	c := &partitionCounts{rows: map[string]int64{}}
+	c := &Counts{Rows: map[string]int64{}}
 	for _, row := range res.Rows {
 		i, n := adapters.Int(row[0]), adapters.Int(row[1])
-		c.total += n
+		c.Total += n
 		if i < 0 || int(i) >= len(want) {
-			c.outside += n
-			c.example = valueText(row[2])
+			c.Outside += n
+			c.Example = ValueText(row[2])
 			continue
 		}
-		c.rows[want[i].Key] += n
+		c.Rows[want[i].Key] += n
 	}
 	return c, nil
 }
@@ -144,9 +143,9 @@ func whereClause(where string) string {
 	return " WHERE " + where
 }
 
-// partitionOf returns the key of m's partition holding partition column
+// PartitionOf returns the key of m's partition holding partition column
 // value v (a date, a timestamp or a list value).
-func partitionOf(m *models.Model, v any) (string, error) {
+func PartitionOf(m *models.Model, v any) (string, error) {
 	if m.Kind() == models.ListPartitioned {
 		return fmt.Sprint(v), nil
 	}
@@ -174,8 +173,8 @@ func timeOf(m *models.Model, v any) (time.Time, error) {
 	return t, nil
 }
 
-// valueText prints a partition column value for messages.
-func valueText(v any) string {
+// ValueText prints a partition column value for messages.
+func ValueText(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "NULL"
@@ -219,4 +218,43 @@ func bucketExpr(d models.Dialect, w adapters.Window, parts []models.Partition) s
 	}
 	return fmt.Sprintf("CASE WHEN %s IS NULL OR %s < %s OR %s >= %s THEN -1 ELSE %s END",
 		col, col, bound(0), col, bound(len(parts)), tree(0, len(parts)))
+}
+
+// Summarize counts the stage's rows per partition from the adapter's
+// metadata (adapters.StageSummarizer). It returns nil, for a scan, unless
+// every group of rows lies inside one partition of parts.
+func Summarize(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts []models.Partition) (*Counts, error) {
+	s, ok := a.(adapters.StageSummarizer)
+	if !ok || st.Window.Whole() {
+		return nil, nil
+	}
+	groups, ok, err := s.SummarizeStage(ctx, st)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if c, ok := GroupCounts(st.Model, parts, groups); ok {
+		return c, nil
+	}
+	return nil, nil // straddling or outside: the scan says exactly how
+}
+
+// GroupCounts counts the rows of each of parts from groups of rows
+// (adapters.RowGroup); ok is false when a group straddles partitions or
+// lies outside them.
+func GroupCounts(m *models.Model, parts []models.Partition, groups []adapters.RowGroup) (*Counts, bool) {
+	inParts := map[string]bool{}
+	for _, p := range parts {
+		inParts[p.Key] = true
+	}
+	c := &Counts{Rows: map[string]int64{}}
+	for _, g := range groups {
+		lo, err1 := PartitionOf(m, g.Lo)
+		hi, err2 := PartitionOf(m, g.Hi)
+		if err1 != nil || err2 != nil || lo != hi || !inParts[lo] {
+			return nil, false
+		}
+		c.Rows[lo] += g.Rows
+		c.Total += g.Rows
+	}
+	return c, true
 }

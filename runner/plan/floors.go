@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"time"
@@ -126,7 +126,7 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 			// A partition of d starting at low reads x's partitions from
 			// the one holding its span's start, an extent (and the pad
 			// ReadPartitions looks around) before its window.
-			reach := time.Duration(d.DependsOnPast(x))*maxLen(d.Config.Grain) + 2*extentPad
+			reach := time.Duration(d.DependsOnPast(x))*maxLen(d.Config.Grain) + 2*models.ExtentPad
 			if l := x.PartitionAt(f.low[d].Add(-reach)).Start; l.Before(from) {
 				from = l
 			}
@@ -369,7 +369,7 @@ func reading(m *models.Model, t time.Time) time.Time {
 	if t.IsZero() || !t.After(m.Config.Start) {
 		return time.Time{}
 	}
-	p := m.PartitionAt(t.Add(-extentPad))
+	p := m.PartitionAt(t.Add(-models.ExtentPad))
 	for {
 		if _, end := m.Extent(p); end.After(t) {
 			return p.Start

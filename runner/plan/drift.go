@@ -1,8 +1,10 @@
-package runner
+package plan
 
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -17,7 +19,7 @@ import (
 
 // tableFacts checks the tables of the selected models and of the models
 // they read, when the adapter can count rows cheaply (adapters.RowCounter).
-func (r *Runner) tableFacts(ctx context.Context, sel Selection, totals map[string]*ledgerTotal) (map[string]*TableFacts, error) {
+func (r *Reader) tableFacts(ctx context.Context, sel Selection, totals map[string]*ledgerTotal) (map[string]*TableFacts, error) {
 	rc, ok := r.Adapter.(adapters.RowCounter)
 	if !ok {
 		return nil, nil
@@ -64,7 +66,7 @@ func (r *Runner) tableFacts(ctx context.Context, sel Selection, totals map[strin
 }
 
 // partitionRows counts the rows of m's table per partition.
-func (r *Runner) partitionRows(ctx context.Context, m *models.Model, rel models.Relation) (map[string]int64, error) {
+func (r *Reader) partitionRows(ctx context.Context, m *models.Model, rel models.Relation) (map[string]int64, error) {
 	tag := adapters.Tag{Model: m.Name, Step: "drift"}
 	colType := ""
 	if m.Kind() != models.WholeTable {
@@ -72,7 +74,7 @@ func (r *Runner) partitionRows(ctx context.Context, m *models.Model, rel models.
 		if err != nil {
 			return nil, err
 		}
-		i := columnIndex(probe.Columns, m.Config.PartitionBy)
+		i := slices.IndexFunc(probe.Columns, func(c string) bool { return strings.EqualFold(c, m.Config.PartitionBy) })
 		if i < 0 {
 			return nil, fmt.Errorf("the table has no column %s (partition_by)", m.Config.PartitionBy)
 		}
@@ -80,11 +82,11 @@ func (r *Runner) partitionRows(ctx context.Context, m *models.Model, rel models.
 			colType = probe.Types[i]
 		}
 	}
-	c, err := countPartitions(ctx, r.Adapter, tag, m, rel, colType, nil, "")
+	c, err := CountPartitions(ctx, r.Adapter, tag, m, rel, colType, nil, "")
 	if err != nil {
 		return nil, err
 	}
-	return c.rows, nil
+	return c.Rows, nil
 }
 
 // ledgerTotal is what the ledger says one model's table holds in all.

@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"sort"
@@ -78,10 +78,6 @@ func (l *ledger) latestHeld(model string) *adapters.Record {
 	return nil
 }
 
-// extentPad bounds how far a partition's extent (models.Model.Extent)
-// reaches beyond its window.
-const extentPad = 26 * time.Hour
-
 // lastPublished returns the latest publication among up's partitions that
 // span covers, and which partition it was. Pending records count: their
 // publication may have happened.
@@ -104,9 +100,9 @@ func (l *ledger) lastPublished(up *models.Model, span models.Span) (time.Time, s
 	// Records whose extents may overlap the span start no earlier than a
 	// pad before it; windows of one model do not overlap, so starts and
 	// ends sort together.
-	from := span.Start.Add(-extentPad)
+	from := span.Start.Add(-models.ExtentPad)
 	i := sort.Search(len(mr.timed), func(i int) bool { return mr.timed[i].WindowEnd.After(from) })
-	for ; i < len(mr.timed) && mr.timed[i].WindowStart.Before(span.End.Add(extentPad)); i++ {
+	for ; i < len(mr.timed) && mr.timed[i].WindowStart.Before(span.End.Add(models.ExtentPad)); i++ {
 		r := mr.timed[i]
 		if !r.PublishedAt.After(latest) {
 			continue
@@ -116,4 +112,13 @@ func (l *ledger) lastPublished(up *models.Model, span models.Span) (time.Time, s
 		}
 	}
 	return latest, key
+}
+
+// Record returns the ledger's record of model's partition key as the plan
+// read it (its floors aside: see Facts.Floors); nil when it has none.
+func (p *Plan) Record(model, key string) *adapters.Record {
+	if p == nil || p.ledger == nil {
+		return nil
+	}
+	return p.ledger.record(model, key)
 }

@@ -1,4 +1,4 @@
-package runner
+package plan
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // the model's watermark query for that partition.
 type Watermarks map[string]map[string]string
 
-// watermark runs m's watermark query for partition p and returns its first
+// Watermark runs m's watermark query for partition p and returns its first
 // value as text ("" for NULL or no rows).
-func watermark(ctx context.Context, a adapters.Adapter, scope *models.Scope, m *models.Model, p models.Partition, runID string) (string, error) {
+func Watermark(ctx context.Context, a adapters.Adapter, scope *models.Scope, m *models.Model, p models.Partition, runID string) (string, error) {
 	sql, err := m.RenderTemplate(m.Config.Watermark, scope, p)
 	if err != nil {
 		return "", err
@@ -41,7 +41,7 @@ func watermark(ctx context.Context, a adapters.Adapter, scope *models.Scope, m *
 // has one, for the partitions a scheduled run of sel would check: its
 // lookback window, or every partition of a whole-table or list model whose
 // refresh rule is its watermark.
-func (r *Runner) watermarks(ctx context.Context, sel Selection) (Watermarks, error) {
+func (r *Reader) watermarks(ctx context.Context, sel Selection) (Watermarks, error) {
 	selected, err := r.Project.Select(sel.Select, sel.Exclude)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
@@ -64,7 +64,7 @@ func (r *Runner) watermarks(ctx context.Context, sel Selection) (Watermarks, err
 			if err != nil {
 				return nil, err
 			}
-			v, err := watermark(ctx, r.Adapter, r.Scope, m, p, "")
+			v, err := Watermark(ctx, r.Adapter, r.Scope, m, p, "")
 			if err != nil {
 				return nil, err
 			}

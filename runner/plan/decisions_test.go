@@ -1,0 +1,308 @@
+package plan_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
+)
+
+// The planner's own decisions, each from hand-made ledger records (and,
+// where the planner reads more than records, a real DuckDB ledger): full
+// refreshes, crash recovery, explain, forward-only acceptance and schema
+// changes. Nothing here runs a model.
+
+// project is src (daily, from 2024-01-01) read by down (daily) and by
+// total (a whole table).
+type project struct {
+	t     *testing.T
+	p     *models.Project
+	scope *models.Scope
+	built time.Time
+}
+
+func newProject(t *testing.T, srcSQL string) *project {
+	t.Helper()
+	fsys := fstest.MapFS{
+		"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
+		"models/src.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
+			srcSQL + " FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
+		"models/down.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
+			"SELECT d FROM {{ ref(\"src\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
+		"models/total.sql": {Data: []byte("SELECT count(*) AS n FROM {{ ref(\"src\") }}")},
+	}
+	p, err := models.Load(fsys, loadOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &project{t: t, p: p, scope: &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main"},
+		built: time.Date(2024, 1, 4, 0, 30, 0, 0, time.UTC)}
+}
+
+// done returns done records of model's partitions keys, built by the
+// model's current version unless fp says otherwise.
+func (pr *project) done(model, fp string, keys ...string) []adapters.Record {
+	pr.t.Helper()
+	m, err := pr.p.Model(model)
+	if err != nil {
+		pr.t.Fatal(err)
+	}
+	if fp == "" {
+		fp = m.Version(pr.scope).Fingerprint
+	}
+	var out []adapters.Record
+	for _, k := range keys {
+		part, err := m.Partition(k)
+		if err != nil {
+			pr.t.Fatal(err)
+		}
+		out = append(out, adapters.Record{Model: model, Partition: k, State: adapters.StateDone, Fingerprint: fp, Rows: 1,
+			WindowStart: part.Start, WindowEnd: part.End, RunID: "20240104T003000Z-000001",
+			StartedAt: pr.built, FinishedAt: pr.built, PublishedAt: pr.built})
+	}
+	return out
+}
+
+// everything is every partition of the project built through 2024-01-03.
+func (pr *project) everything() []adapters.Record {
+	days := []string{"2024-01-01", "2024-01-02", "2024-01-03"}
+	return append(append(pr.done("src", "", days...), pr.done("down", "", days...)...), pr.done("total", "", "all")...)
+}
+
+var now = time.Date(2024, 1, 4, 1, 0, 0, 0, time.UTC) // 2024-01-03 is the last complete day
+
+func (pr *project) plan(records []adapters.Record, sel plan.Selection) (*plan.Plan, map[string]plan.Reason) {
+	pr.t.Helper()
+	sel.Now = now
+	pl, err := plan.NewPlan(pr.p, pr.scope, records, sel)
+	if err != nil {
+		pr.t.Fatal(err)
+	}
+	out := map[string]plan.Reason{}
+	for _, s := range append(pl.Steps, pl.Blocked...) {
+		out[s.Model.Name+" "+s.Partition.Key] = s.Reason
+	}
+	return pl, out
+}
+
+// A full refresh rebuilds the whole table of each selected model: every
+// partition is staged, and what reads it is redone as if rewritten.
+func TestFullRefreshPlansEveryPartition(t *testing.T) {
+	t.Parallel()
+	pr := newProject(t, "SELECT d")
+	pl, got := pr.plan(pr.everything(), plan.Selection{Select: []string{"src"}, FullRefresh: true})
+	want := map[string]plan.Reason{"src 2024-01-01": "rebuild", "src 2024-01-02": "rebuild", "src 2024-01-03": "rebuild"}
+	if fmt.Sprint(sortedMap(got)) != fmt.Sprint(sortedMap(want)) {
+		t.Errorf("full refresh of src:\n got %v\nwant %v", sortedMap(got), sortedMap(want))
+	}
+	if src, _ := pr.p.Model("src"); !pl.Rebuild[src] || len(pl.Rebuild) != 1 {
+		t.Errorf("the plan rebuilds %v, want src alone", pl.Rebuild)
+	}
+	// With what reads it selected, every partition of down and the whole
+	// table are redone too, though the ledger says they are current.
+	_, got = pr.plan(pr.everything(), plan.Selection{Select: []string{"src+"}, FullRefresh: true})
+	for _, k := range []string{"down 2024-01-01", "down 2024-01-02", "down 2024-01-03", "total all"} {
+		if got[k] == "" {
+			t.Errorf("a full refresh of src+ leaves %s as it is: %v", k, sortedMap(got))
+		}
+	}
+	// Without it, the plan of everything else has nothing to do.
+	if _, got := pr.plan(pr.everything(), plan.Selection{}); len(got) != 0 {
+		t.Errorf("a built project plans %v", sortedMap(got))
+	}
+}
+
+// Crash recovery: a partition whose publication a crashed run may have
+// made (pending) is redone, and so is everything that read the table
+// since, whichever rows the crash left it.
+func TestPendingPublicationsAreRedone(t *testing.T) {
+	t.Parallel()
+	pr := newProject(t, "SELECT d")
+	records := pr.everything()
+	for i := range records {
+		if records[i].Model == "src" && records[i].Partition == "2024-01-02" {
+			records[i].State, records[i].PublishedAt = adapters.StatePending, pr.built.Add(time.Hour)
+		}
+	}
+	_, got := pr.plan(records, plan.Selection{})
+	want := map[string]plan.Reason{"src 2024-01-02": "pending", "down 2024-01-02": "upstream", "total all": "upstream"}
+	if fmt.Sprint(sortedMap(got)) != fmt.Sprint(sortedMap(want)) {
+		t.Errorf("after a crash mid-publication:\n got %v\nwant %v", sortedMap(got), sortedMap(want))
+	}
+	// --mode missing does not redo it, so what reads it is blocked rather
+	// than computed from rows that may be half old.
+	_, got = pr.plan(records, plan.Selection{Mode: plan.ModeMissing, From: "2024-01-01", Select: []string{"down"}})
+	if len(got) != 0 {
+		t.Errorf("--mode missing of down plans %v", sortedMap(got))
+	}
+}
+
+// ledger opens an in-memory DuckDB holding records and versions as the
+// ledger, for what the planner reads beyond records.
+func ledger(t *testing.T, records []adapters.Record, versions []adapters.Version) adapters.Adapter {
+	t.Helper()
+	ctx := t.Context()
+	a, err := duckdb.Open(ctx, duckdb.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if err := a.SetupLedger(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RecordPartitions(ctx, records); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveVersions(ctx, versions); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// A logic change makes the partitions the old version built stale;
+// Explain says what changed, as a diff of the versions the ledger keeps,
+// and Acceptance rewrites their records to the new version without
+// touching partitions stale for another reason.
+func TestExplainAndAcceptALogicChange(t *testing.T) {
+	t.Parallel()
+	oldPr, pr := newProject(t, "SELECT d"), newProject(t, "SELECT d, 1 AS one")
+	src, _ := oldPr.p.Model("src")
+	old := src.Version(oldPr.scope)
+	records := append(pr.done("src", old.Fingerprint, "2024-01-01", "2024-01-02"), pr.done("down", "", "2024-01-01", "2024-01-02")...)
+	failed := pr.done("src", old.Fingerprint, "2024-01-03")[0]
+	failed.State, failed.Error = adapters.StateFailed, "boom"
+	records = append(records, failed)
+	a := ledger(t, records, []adapters.Version{{Model: "src", Fingerprint: old.Fingerprint, Text: old.Text, CreatedAt: pr.built}})
+	// The table holds what the ledger says (a row a day), or the plan
+	// would redo it as drift.
+	if _, err := a.(*duckdb.Adapter).DB().Exec("CREATE TABLE main.src AS SELECT DATE '2024-01-01' + CAST(i AS INTEGER) AS d FROM range(2) AS t(i)"); err != nil {
+		t.Fatal(err)
+	}
+	r := &plan.Reader{Project: pr.p, Adapter: a, Scope: pr.scope, Clock: func() time.Time { return now }}
+	sel := plan.Selection{Select: []string{"src"}, From: "2024-01-01", To: "2024-01-03", Now: now}
+
+	pl, err := r.Plan(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := r.Explain(context.Background(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || changes[0].Model.Name != "src" || changes[0].From != old.Fingerprint || changes[0].Partitions != 2 ||
+		!strings.Contains(changes[0].Diff, "+SELECT d, 1 AS one") || !strings.Contains(changes[0].Diff, "-SELECT d") {
+		t.Fatalf("Explain = %+v (steps %v)", changes, pl.Steps)
+	}
+
+	acc, err := r.Acceptance(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := func() string { m, _ := pr.p.Model("src"); return m.Version(pr.scope).Fingerprint }()
+	if len(acc.Models) != 1 || acc.Models[0].Partitions != 2 || fmt.Sprint(acc.Models[0].From) != "["+old.Fingerprint+"]" {
+		t.Errorf("Acceptance models = %+v", acc.Models)
+	}
+	var keys []string
+	for _, rec := range acc.Records {
+		keys = append(keys, rec.Partition)
+		if rec.Fingerprint != cur || rec.State != adapters.StateDone {
+			t.Errorf("accepted record %+v does not carry the current version as done", rec)
+		}
+	}
+	if fmt.Sprint(keys) != "[2024-01-01 2024-01-02]" {
+		t.Errorf("Acceptance rewrites %v; want the two stale partitions, not the failed one", keys)
+	}
+	if len(acc.Versions) != 1 || acc.Versions[0].Fingerprint != cur || acc.Versions[0].AcceptedFrom != old.Fingerprint ||
+		acc.Versions[0].Accepted != 2 || fmt.Sprint(acc.Tables) != "[main.src]" {
+		t.Errorf("Acceptance versions %+v, tables %v", acc.Versions, acc.Tables)
+	}
+	// Once written, the plan runs the failed partition alone and notes the
+	// acceptance.
+	if err := a.RecordPartitions(context.Background(), acc.Records); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveVersions(context.Background(), acc.Versions); err != nil {
+		t.Fatal(err)
+	}
+	if pl, err = r.Plan(context.Background(), sel); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Steps) != 1 || pl.Steps[0].Partition.Key != "2024-01-03" || pl.Steps[0].Reason != plan.ReasonFailed {
+		t.Errorf("after the acceptance the plan has %v", pl.Steps)
+	}
+	if !strings.Contains(strings.Join(pl.Notes, "\n"), "accepted") {
+		t.Errorf("the plan does not note the acceptance: %q", pl.Notes)
+	}
+}
+
+// How a stage's columns may change its table's, under each policy.
+func TestSchemaDecisions(t *testing.T) {
+	t.Parallel()
+	d := duckdb.Dialect{}
+	cols := func(spec string) []adapters.TableColumn {
+		var out []adapters.TableColumn
+		for _, c := range strings.Split(spec, ",") {
+			name, typ, _ := strings.Cut(strings.TrimSpace(c), " ")
+			out = append(out, adapters.TableColumn{Name: name, Type: typ})
+		}
+		return out
+	}
+	table := cols("d DATE, n INTEGER, note VARCHAR")
+	for _, c := range []struct {
+		policy models.SchemaPolicy
+		query  string
+		want   string // the change, or the error's first words
+	}{
+		{"fail", "d DATE, n INTEGER, note VARCHAR", "no change"},
+		{"fail", "d DATE, n INTEGER, note VARCHAR, extra BIGINT", "refused: + extra BIGINT: new"},
+		{"append", "d DATE, n INTEGER, note VARCHAR, extra BIGINT", "add [{extra BIGINT}]"},
+		{"append", "d DATE, n INTEGER", "refused: - note VARCHAR: the query no longer returns it"},
+		{"sync", "d DATE, n DOUBLE, extra BIGINT", "add [{extra BIGINT}] drop [note] widen [{n DOUBLE}]"},
+		{"sync", "d DATE, n SMALLINT, note VARCHAR", "no change"},                                                // narrower values are stored unchanged
+		{"sync", "d DATE, n VARCHAR, note VARCHAR", "refused: ~ n: INTEGER -> VARCHAR: the values would change"}, // only a rebuild
+		{"sync", "d TIMESTAMP, n INTEGER, note VARCHAR", "refused: ~ d: DATE -> TIMESTAMP: the partition column's type changes"},
+		{"rebuild", "d DATE, n INTEGER, note VARCHAR, extra BIGINT", "refused: + extra BIGINT: new"},
+	} {
+		m := &models.Model{Name: "m", Config: models.Config{PartitionBy: "d", OnSchemaChange: c.policy}}
+		change, err := plan.DecideSchema(m, "main.m", cols(c.query), nil, table, d.Fit)
+		var got string
+		var se *plan.SchemaError
+		switch {
+		case errors.As(err, &se):
+			got = "refused: " + se.Diff[0]
+		case err != nil:
+			t.Fatalf("%s %s: %v", c.policy, c.query, err)
+		case change.Empty():
+			got = "no change"
+		default:
+			got = strings.TrimSpace(fmt.Sprintf("%s %s %s", nonEmpty("add", change.Add), nonEmpty("drop", change.Drop), nonEmpty("widen", change.Widen)))
+			got = strings.Join(strings.Fields(got), " ")
+		}
+		if got != c.want {
+			t.Errorf("on_schema_change: %s, query (%s):\n got %s\nwant %s", c.policy, c.query, got, c.want)
+		}
+	}
+	// Declared columns bind the query: a column it lacks is refused before
+	// the table is looked at.
+	m := &models.Model{Name: "m", Config: models.Config{PartitionBy: "d", OnSchemaChange: models.SchemaSync}}
+	_, err := plan.DecideSchema(m, "main.m", cols("d DATE"), cols("d DATE, n INTEGER"), nil, d.Fit)
+	var se *plan.SchemaError
+	if !errors.As(err, &se) || !se.Declared || !strings.Contains(se.Diff[0], "declared, but the query does not return it") {
+		t.Errorf("a declared column the query lacks: %v", err)
+	}
+}
+
+func nonEmpty[T any](label string, v []T) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %v", label, v)
+}

@@ -1,0 +1,133 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Reader reads from a target what planning a project's backfills needs:
+// the ledger, what dead runs may have published unrecorded, watermarks,
+// what the tables hold, versions and schema changes. It is the only
+// reader of facts for a plan; it never writes.
+type Reader struct {
+	Project *models.Project
+	Adapter adapters.Adapter
+	// Scope renders the models for this target: its dialect, default
+	// schema and vars.
+	Scope *models.Scope
+	// Clock is the time the reader takes as now (leases' expiry, pending
+	// records); time.Now when nil.
+	Clock func() time.Time
+}
+
+// Now returns the reader's time, in UTC.
+func (r *Reader) Now() time.Time {
+	if r.Clock != nil {
+		return r.Clock().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Records returns the ledger's records for every model of the project.
+func (r *Reader) Records(ctx context.Context) ([]adapters.Record, error) {
+	names := make([]string, len(r.Project.Models))
+	for i, m := range r.Project.Models {
+		names[i] = m.Name
+	}
+	records, err := r.Adapter.Partitions(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	return r.withUnrecorded(ctx, records)
+}
+
+// Plan reads the ledger, evaluates the watermarks a scheduled run checks,
+// compares the selected tables with the ledger (see Facts), and plans sel.
+// With an adapter that summarizes its ledger, it reads only the records
+// the plan needs (see planFloors).
+func (r *Reader) Plan(ctx context.Context, sel Selection) (*Plan, error) {
+	facts, err := r.facts(ctx, sel, true)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlanFacts(r.Project, r.Scope, *facts, sel)
+}
+
+// Facts reads what planning sel needs from the warehouse, every ledger
+// record included.
+func (r *Reader) Facts(ctx context.Context, sel Selection) (*Facts, error) {
+	return r.facts(ctx, sel, false)
+}
+
+func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Facts, error) {
+	facts := &Facts{}
+	sums, err := r.summaries(ctx, sel, summarize)
+	if err != nil {
+		return nil, err
+	}
+	var totals map[string]*ledgerTotal
+	if sums != nil {
+		totals = totalsOfSummaries(sums)
+	} else {
+		if facts.Records, err = r.Records(ctx); err != nil {
+			return nil, err
+		}
+		totals = totalsOfRecords(facts.Records)
+	}
+	if sel.Scheduled() {
+		if facts.Watermarks, err = r.watermarks(ctx, sel); err != nil {
+			return nil, err
+		}
+	}
+	if facts.Tables, err = r.tableFacts(ctx, sel, totals); err != nil {
+		return nil, err
+	}
+	selected, err := r.Project.Select(sel.Select, sel.Exclude)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	names := make([]string, len(selected))
+	for i, m := range selected {
+		names[i] = m.Name
+	}
+	if facts.Versions, err = r.Adapter.Versions(ctx, names); err != nil {
+		return nil, fmt.Errorf("reading model versions: %w", err)
+	}
+	if facts.SchemaChanged, err = r.schemaChanges(ctx, selected); err != nil {
+		return nil, err
+	}
+	if sums != nil {
+		fp := planFloors(r.Project, r.Scope, sel, sums, facts.Tables, facts.SchemaChanged, accepted(r.Project, r.Scope, facts.Versions))
+		if facts.Records, err = r.Adapter.(adapters.LedgerSummarizer).QueryPartitions(ctx, fp.query); err != nil {
+			return nil, err
+		}
+		facts.Floors = fp.floors
+	}
+	return facts, nil
+}
+
+// summaries returns the ledger's summaries when the plan can start from
+// them: the adapter summarizes, the selection looks at partitions the
+// summaries can vouch for, and no dead run left publications unrecorded.
+// It returns nil otherwise.
+func (r *Reader) summaries(ctx context.Context, sel Selection, summarize bool) ([]adapters.RecordSummary, error) {
+	ls, ok := r.Adapter.(adapters.LedgerSummarizer)
+	if !summarize || !ok || !floorsApply(sel) {
+		return nil, nil
+	}
+	if unrecorded, err := r.anyUnrecorded(ctx); err != nil || unrecorded {
+		return nil, err
+	}
+	sums, err := ls.SummarizePartitions(ctx, summaryQuery(r.Project, sel.Now))
+	if err != nil {
+		return nil, err
+	}
+	if sums == nil {
+		sums = []adapters.RecordSummary{} // an empty ledger: nothing is done
+	}
+	return sums, nil
+}

@@ -1,0 +1,203 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Publications a dead run did not record. An adapter that writes ledger
+// records after its swaps (adapters.Deferrer) keeps each published stage
+// until its records are written, so the staging tables a dead run left
+// name what it may have published unrecorded: the partitions of each
+// stage's window. Each such partition is pending, as if the run had
+// recorded it so before its swap, unless a record of that run or of a
+// later one says otherwise. Planning and status read them so; a run
+// records them before it drops the stages.
+
+// LiveRuns returns the tokens of the runs holding an unexpired lease (and
+// of runID), and each run's last heartbeat.
+func (r *Reader) LiveRuns(ctx context.Context, runID string) (live map[string]bool, lastBeat map[string]time.Time, err error) {
+	leases, err := r.Adapter.Leases(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading leases: %w", err)
+	}
+	now := r.Now()
+	live, lastBeat = map[string]bool{}, map[string]time.Time{}
+	if runID != "" {
+		live[adapters.RunToken(runID)] = true
+	}
+	for _, l := range leases {
+		if l.ExpiresAt.After(now) {
+			live[adapters.RunToken(l.RunID)] = true
+		}
+		if l.HeartbeatAt.After(lastBeat[l.RunID]) {
+			lastBeat[l.RunID] = l.HeartbeatAt
+		}
+	}
+	return live, lastBeat, nil
+}
+
+// unrecordedStages returns the staging tables dead runs left that may hold
+// unrecorded publications; none unless the adapter defers its records.
+func (r *Reader) unrecordedStages(ctx context.Context, live map[string]bool) ([]string, error) {
+	d, ok := r.Adapter.(adapters.Deferrer)
+	if !ok {
+		return nil, nil
+	}
+	names, err := d.Unrecorded(ctx, func(token string) bool { return !live[token] })
+	if err != nil {
+		return nil, fmt.Errorf("listing the staging tables of stopped runs: %w", err)
+	}
+	return names, nil
+}
+
+// unrecordedRecords returns a pending record for every partition the
+// stages may hold that records (the ledger's latest, one per partition)
+// do not show recorded by the stage's run or a later one.
+func (r *Reader) unrecordedRecords(stages []string, records []adapters.Record) []adapters.Record {
+	if len(stages) == 0 {
+		return nil
+	}
+	latest := map[string]*adapters.Record{}
+	for i := range records {
+		latest[records[i].Model+"\x00"+records[i].Partition] = &records[i]
+	}
+	now := r.Now()
+	seen := map[string]bool{}
+	var out []adapters.Record
+	for _, name := range stages {
+		m := r.stageModel(name)
+		token, ok := adapters.StageRun(name)
+		started, ok2 := adapters.TokenTime(token)
+		if m == nil || !ok || !ok2 {
+			continue
+		}
+		var parts []models.Partition
+		switch m.Kind() {
+		case models.TimePartitioned:
+			start, end, ok := adapters.StageWindow(name)
+			if !ok {
+				continue // made by a refill that recorded pending before its swaps
+			}
+			for _, p := range m.Partitions(start, end.Add(-time.Nanosecond)) {
+				if !p.Start.Before(start) && !p.End.After(end) {
+					parts = append(parts, p)
+				}
+			}
+		default:
+			parts = m.Partitions(time.Time{}, time.Time{})
+		}
+		for _, p := range parts {
+			k := m.Name + "\x00" + p.Key
+			prev := latest[k]
+			if seen[k] || prev != nil && (adapters.RunToken(prev.RunID) == token || prev.StartedAt.After(started)) {
+				continue
+			}
+			seen[k] = true
+			rec := adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StatePending, RunID: runIDOf(token),
+				Attempts: 1, WindowStart: p.Start, WindowEnd: p.End, StartedAt: started, FinishedAt: started, PublishedAt: now}
+			if prev != nil {
+				rec.Fingerprint, rec.Rows, rec.Watermark = prev.Fingerprint, prev.Rows, prev.Watermark
+			}
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// stageModel returns the model whose table a staging table was made for.
+func (r *Reader) stageModel(name string) *models.Model {
+	for _, m := range r.Project.Models {
+		prefix := adapters.StagePrefix(r.Scope.Relation(m))
+		if len(name) > len(prefix) && strings.EqualFold(name[:len(prefix)], prefix) && !strings.Contains(name[len(prefix):], "__") {
+			return m
+		}
+	}
+	return nil
+}
+
+// runIDOf returns the run ID a token was made from (RunToken of
+// 20240102T030405Z-1a2b3c is 20240102t030405z1a2b3c).
+func runIDOf(token string) string {
+	if len(token) <= 16 {
+		return token
+	}
+	return strings.ToUpper(token[:16]) + "-" + token[16:]
+}
+
+// deadStages returns the stages that dead runs kept because they may have
+// published them without recording it (adapters.Deferrer).
+func (r *Reader) deadStages(ctx context.Context) ([]string, error) {
+	if _, ok := r.Adapter.(adapters.Deferrer); !ok {
+		return nil, nil
+	}
+	live, _, err := r.LiveRuns(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return r.unrecordedStages(ctx, live)
+}
+
+// anyUnrecorded reports whether dead runs may have published stages they
+// did not record.
+func (r *Reader) anyUnrecorded(ctx context.Context) (bool, error) {
+	stages, err := r.deadStages(ctx)
+	return len(stages) > 0, err
+}
+
+// withUnrecorded overlays records with the pending records of what dead
+// runs may have published unrecorded.
+func (r *Reader) withUnrecorded(ctx context.Context, records []adapters.Record) ([]adapters.Record, error) {
+	stages, err := r.deadStages(ctx)
+	if err != nil || len(stages) == 0 {
+		return records, err
+	}
+	pending := r.unrecordedRecords(stages, records)
+	if len(pending) == 0 {
+		return records, nil
+	}
+	replace := map[string]adapters.Record{}
+	for _, p := range pending {
+		replace[p.Model+"\x00"+p.Partition] = p
+	}
+	out := make([]adapters.Record, 0, len(records)+len(pending))
+	for _, rec := range records {
+		if p, ok := replace[rec.Model+"\x00"+rec.Partition]; ok {
+			out = append(out, p)
+			delete(replace, rec.Model+"\x00"+rec.Partition)
+			continue
+		}
+		out = append(out, rec)
+	}
+	for _, p := range pending {
+		if _, ok := replace[p.Model+"\x00"+p.Partition]; ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Unrecorded returns the pending records of what the stages of
+// dead runs may hold and the ledger does not show recorded since: none
+// when every such stage's publication was recorded (by its run, on a
+// later attempt, or by a later run).
+func (r *Reader) Unrecorded(ctx context.Context, live map[string]bool) ([]adapters.Record, error) {
+	stages, err := r.unrecordedStages(ctx, live)
+	if err != nil || len(stages) == 0 {
+		return nil, err
+	}
+	var names []string
+	for _, m := range r.Project.Models {
+		names = append(names, m.Name)
+	}
+	records, err := r.Adapter.Partitions(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	return r.unrecordedRecords(stages, records), nil
+}
