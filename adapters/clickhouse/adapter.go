@@ -86,13 +86,11 @@ type Adapter struct {
 	version atomic.Uint64 // the last ledger version written
 	suffix  string        // unique per adapter: stage names and query ids
 
-	// cluster is Config.Cluster's nodes; nil on one server.
-	cluster *cluster
+	// role is what the adapter is to the tables it writes (roles.go):
+	// one server, a cluster's coordinator, or one of its nodes.
+	role role
 	// dsnSettings are the settings the DSN gives every query.
 	dsnSettings clickhouse.Settings
-	// addr is the address of the node an adapter of a cluster's node
-	// serves (cluster.go); "" otherwise.
-	addr string
 }
 
 var (
@@ -192,6 +190,7 @@ func newAdapter(db *sql.DB, cfg Config) *Adapter {
 	rand.Read(b)
 	a := &Adapter{db: db, cfg: cfg, suffix: hex.EncodeToString(b), tables: map[string]*tableInfo{}, described: map[string][]column{}}
 	a.deferred.stages, a.deferred.gen = map[string]*held{}, 1
+	a.role = single{a}
 	return a
 }
 
@@ -220,9 +219,7 @@ func (a *Adapter) Dialect() models.Dialect { return a.d }
 // Info describes ClickHouse's guarantees, on the cluster if there is one.
 func (a *Adapter) Info() adapters.Info {
 	info := Capabilities()
-	if a.cluster != nil {
-		info.Guarantee = clusterGuarantee(a.cluster)
-	}
+	info.Guarantee = a.role.guarantee()
 	return info
 }
 
@@ -249,13 +246,7 @@ func (a *Adapter) DB() *sql.DB { return a.db }
 // runner flushes before it ends; this is for other callers) and closes
 // the connections.
 func (a *Adapter) Close() error {
-	errs := []error{a.Flush(context.Background()), a.db.Close()}
-	if a.cluster != nil {
-		for _, n := range a.cluster.nodes() {
-			errs = append(errs, n.db.Close())
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(a.Flush(context.Background()), a.db.Close(), a.role.close())
 }
 
 // lock returns the swap mutex of target.
@@ -287,13 +278,7 @@ func (a *Adapter) ensureDatabase(ctx context.Context, tag adapters.Tag, database
 	if a.databases[database] {
 		return nil
 	}
-	if a.cluster != nil && database != a.cfg.StageSchema {
-		// Every node's tables. (Stages live on one node; each node makes
-		// its stage database for a shard's part itself.)
-		if err := a.ensureClusterDatabase(ctx, tag, database); err != nil {
-			return err
-		}
-	} else if err := a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)); err != nil {
+	if err := a.role.createDatabase(ctx, tag, database); err != nil {
 		return err
 	}
 	if a.databases == nil {
@@ -374,23 +359,7 @@ func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write 
 	if a.server.LogComment {
 		settings["log_comment"] = tag.JSON(0)
 	}
-	if a.cluster != nil {
-		// A query joining two Distributed tables reads the right one
-		// whole on the coordinator (GLOBAL JOIN, GLOBAL IN) instead of
-		// failing; no replica that lags is read.
-		if a.server.stringSettings {
-			settings["distributed_product_mode"] = "global"
-		}
-		for k, v := range staleness {
-			if _, set := a.dsnSettings[k]; !set {
-				settings[k] = v
-			}
-		}
-		if write {
-			// Every block counts, even one equal to an earlier one.
-			settings["insert_deduplicate"] = 0
-		}
-	}
+	a.role.settings(settings, write)
 	if extra, ok := ctx.Value(settingsKey{}).(clickhouse.Settings); ok {
 		for k, v := range extra {
 			settings[k] = v

@@ -16,6 +16,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -101,17 +102,6 @@ func (c *cluster) nodes() []*Adapter {
 	return out
 }
 
-// sharded reports whether tables are Distributed over shards.
-func (a *Adapter) sharded() bool { return a.cluster != nil && a.cluster.layout == LayoutSharded }
-
-// onCluster is " ON CLUSTER name" on a cluster, else "".
-func (a *Adapter) onCluster() string {
-	if a.cluster == nil {
-		return ""
-	}
-	return " ON CLUSTER " + a.d.QuoteIdent(a.cluster.name)
-}
-
 // openCluster reads the nodes of Config.Cluster from system.clusters and
 // opens a pool to each, with the DSN's user and settings.
 func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) error {
@@ -163,9 +153,16 @@ func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) err
 			c.self = n
 		}
 	}
-	a.cluster = c
 	if c.self == nil {
+		for _, n := range c.nodes() {
+			n.db.Close()
+		}
 		return fmt.Errorf("the server at %s is not a node of cluster %s (%s): point dsn at one of them", opts.Addr[0], c.name, strings.Join(addrs, ", "))
+	}
+	r := replicatedCluster{a, c}
+	a.role = r
+	if c.layout == LayoutSharded {
+		a.role = shardedCluster{r}
 	}
 	return nil
 }
@@ -195,7 +192,7 @@ func (a *Adapter) node(opts *clickhouse.Options, addr string) *Adapter {
 		cfg.Log = func(s string) { log("-- on " + addr + "\n" + s) }
 	}
 	n := newAdapter(openDB(&o, cfg.Connector), cfg)
-	n.server, n.addr = a.server, addr
+	n.server, n.role = a.server, replica{single{n}, addr}
 	return n
 }
 
@@ -240,11 +237,12 @@ func (a *Adapter) databaseExists(ctx context.Context, tag adapters.Tag, database
 
 // ensureClusterDatabase creates database on every node: ON CLUSTER,
 // which waits for every node, so not when the coordinator has it.
-func (a *Adapter) ensureClusterDatabase(ctx context.Context, tag adapters.Tag, database string) error {
+func (r replicatedCluster) ensureClusterDatabase(ctx context.Context, tag adapters.Tag, database string) error {
+	a := r.a
 	if ok, err := a.databaseExists(ctx, tag, database); err != nil || ok {
 		return err
 	}
-	return a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+a.onCluster())
+	return a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+r.onCluster())
 }
 
 // syncReplica waits until this server's replica of table has applied
@@ -260,7 +258,7 @@ func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*Adapter, applied
 	others := slices.DeleteFunc(slices.Clone(nodes), func(n *Adapter) bool { return n == applied })
 	return errors.Join(onEach(others, func(_ int, n *Adapter) error {
 		if err := n.syncReplica(ctx, tag, table); err != nil && !unreachable(err) {
-			return fmt.Errorf("waiting for %s to replicate %s: %w", n.addr, table, err)
+			return fmt.Errorf("waiting for %s to replicate %s: %w", n.role.where(), table, err)
 		}
 		return nil
 	})...)
@@ -271,11 +269,12 @@ func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*Adapter, applied
 // replicated layout as one Replicated table; under the sharded layout as
 // <table>_local, replicated per shard, and table, Distributed over it by
 // key. It returns the local table (table itself when replicated).
-func (a *Adapter) createOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation, defs, engine, key string, ifNotExists bool) (models.Relation, error) {
-	err := a.ensureClusterDatabase(ctx, tag, table.Schema)
+func (r replicatedCluster) createOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation, defs, engine, key string, ifNotExists bool) (models.Relation, error) {
+	a := r.a
+	err := r.ensureClusterDatabase(ctx, tag, table.Schema)
 	if table.Schema == a.cfg.StageSchema {
 		// The coordinator has its stage database; the other nodes may not.
-		err = a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(table.Schema)+a.onCluster())
+		err = a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(table.Schema)+r.onCluster())
 	}
 	if err != nil {
 		return models.Relation{}, err
@@ -286,28 +285,28 @@ func (a *Adapter) createOnCluster(ctx context.Context, tag adapters.Tag, table m
 	}
 	id := fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1))
 	local := table
-	if a.sharded() {
+	if r.sharded() {
 		local.Name += LocalSuffix
 	}
-	repl, err := replicated(a.d, unreplicated(engine), zkPath(a.sharded(), local, id))
+	repl, err := replicated(a.d, unreplicated(engine), zkPath(r.sharded(), local, id))
 	if err != nil {
 		return models.Relation{}, err
 	}
 	defer a.forget(local)
 	defer a.forget(table)
-	if a.sharded() {
+	if r.sharded() {
 		if info, err := a.readTable(ctx, tag, local); err != nil {
 			return models.Relation{}, err
 		} else if info != nil && !ifNotExists {
-			return models.Relation{}, fmt.Errorf("%s exists, but not the Distributed table %s over it: drop it (ON CLUSTER %s) or create %s", local, table, a.cluster.name, table)
+			return models.Relation{}, fmt.Errorf("%s exists, but not the Distributed table %s over it: drop it (ON CLUSTER %s) or create %s", local, table, r.c.name, table)
 		}
 	}
-	if err := a.exec(ctx, tag, fmt.Sprintf("%s%s%s (%s) %s", create, local.Quote(a.d), a.onCluster(), defs, repl)); err != nil {
+	if err := a.exec(ctx, tag, fmt.Sprintf("%s%s%s (%s) %s", create, local.Quote(a.d), r.onCluster(), defs, repl)); err != nil {
 		return models.Relation{}, err
 	}
-	if a.sharded() {
-		if err := a.exec(ctx, tag, a.distributedSQL(create, table, local, a.onCluster(), key)); err != nil {
-			a.dropOnCluster(ctx, tag, local)
+	if r.sharded() {
+		if err := a.exec(ctx, tag, r.distributedSQL(create, table, local, r.onCluster(), key)); err != nil {
+			r.dropOnCluster(ctx, tag, local)
 			return models.Relation{}, err
 		}
 	}
@@ -317,39 +316,42 @@ func (a *Adapter) createOnCluster(ctx context.Context, tag adapters.Tag, table m
 // distributedSQL renders create (CREATE TABLE [IF NOT EXISTS]) of table,
 // with on (ON CLUSTER, or ""), as a Distributed table over local with the
 // sharding key key: every node's local, with local's columns.
-func (a *Adapter) distributedSQL(create string, table, local models.Relation, on, key string) string {
+func (r replicatedCluster) distributedSQL(create string, table, local models.Relation, on, key string) string {
+	a := r.a
 	return fmt.Sprintf("%s%s%s AS %s ENGINE = Distributed(%s, %s, %s, %s)", create, table.Quote(a.d), on, local.Quote(a.d),
-		a.d.QuoteString(a.cluster.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key)
+		a.d.QuoteString(r.c.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key)
 }
 
 // dropOnCluster drops table on every node, even when ctx is cancelled;
 // errors are ignored.
-func (a *Adapter) dropOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation) {
-	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+table.Quote(a.d)+a.onCluster())
+func (r replicatedCluster) dropOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation) {
+	a := r.a
+	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+table.Quote(a.d)+r.onCluster())
 	a.forget(table)
 }
 
 // shardingKey is the sharding key of m's table: its clickhouse: block's
 // sharding_key, else the target's.
-func (a *Adapter) shardingKey(m *models.Model) (string, error) {
+func (r replicatedCluster) shardingKey(m *models.Model) (string, error) {
 	o, err := parseBlock(blockOf(m))
-	return cmp.Or(o.ShardingKey, a.cluster.key), err
+	return cmp.Or(o.ShardingKey, r.c.key), err
 }
 
 // localOf returns the local table under the Distributed target t (as
 // table reported it) and what its engine says, or an error if t is not a
 // Distributed table of this cluster over a table that exists.
-func (a *Adapter) localOf(ctx context.Context, tag adapters.Tag, t models.Relation, info *tableInfo) (models.Relation, *tableInfo, distributed, error) {
+func (r replicatedCluster) localOf(ctx context.Context, tag adapters.Tag, t models.Relation, info *tableInfo) (models.Relation, *tableInfo, distributed, error) {
+	a := r.a
 	dist, ok := distributedOf(info.EngineClause)
 	if !ok {
 		return models.Relation{}, nil, dist, fmt.Errorf("%s is a %s table, but the target's layout is sharded: refill swaps the shards of a Distributed table over a replicated table (or set layout: %s)",
 			t, info.Engine, LayoutReplicated)
 	}
-	if dist.cluster != a.cluster.name {
-		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over cluster %s, not the target's cluster %s", t, dist.cluster, a.cluster.name)
+	if dist.cluster != r.c.name {
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over cluster %s, not the target's cluster %s", t, dist.cluster, r.c.name)
 	}
-	if dist.key == "" && len(a.cluster.shards) > 1 {
-		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed without a sharding key, so no rows can be routed through it to %d shards", t, len(a.cluster.shards))
+	if dist.key == "" && len(r.c.shards) > 1 {
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed without a sharding key, so no rows can be routed through it to %d shards", t, len(r.c.shards))
 	}
 	local := models.Relation{Schema: cmp.Or(dist.database, t.Schema), Name: dist.table}
 	linfo, err := a.table(ctx, tag, local)
@@ -357,269 +359,45 @@ func (a *Adapter) localOf(ctx context.Context, tag adapters.Tag, t models.Relati
 		return models.Relation{}, nil, dist, err
 	}
 	if linfo == nil {
-		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.serverAddr())
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.role.where())
 	}
-	return local, linfo, dist, a.swappable(linfo, local)
-}
-
-// serverAddr names the adapter's server in messages.
-func (a *Adapter) serverAddr() string {
-	if a.addr != "" {
-		return a.addr
-	}
-	if opts, err := ParseDSN(a.cfg.DSN); err == nil {
-		return opts.Addr[0]
-	}
-	return "the server"
-}
-
-// swapSharded publishes st into a sharded target (see the comment at the
-// top of this file).
-func (a *Adapter) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
-	changing := once(pending)
-	target := a.resolve(st.Target)
-	stage, err := a.stageTable(ctx, tag, st.Relation)
-	if err != nil {
-		return err
-	}
-	info, err := a.table(ctx, tag, target)
-	if err != nil {
-		return err
-	}
-	var local models.Relation
-	var linfo *tableInfo
-	var dist distributed
-	if info == nil {
-		key, err := a.shardingKey(st.Model)
-		if err != nil {
-			return err
-		}
-		if local, err = a.createOnCluster(ctx, tag, target, columnDefs(a.d, stage.Columns), stage.EngineClause, key, false); err != nil {
-			return err
-		}
-		defer func() {
-			if err != nil { // leave no target behind, as before the swap
-				a.dropOnCluster(ctx, tag, target)
-				a.dropOnCluster(ctx, tag, local)
-			}
-		}()
-		dist = distributed{cluster: a.cluster.name, database: local.Schema, table: local.Name, key: key}
-		if linfo, err = a.table(ctx, tag, local); err == nil && linfo == nil {
-			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, a.cluster.name, a.serverAddr())
-		}
-		if err != nil {
-			return err
-		}
-	} else {
-		if local, linfo, dist, err = a.localOf(ctx, tag, target, info); err != nil {
-			return err
-		}
-		if !change.Empty() {
-			if err := changing(); err != nil {
-				return err
-			}
-			if err := a.alterSharded(ctx, tag, target, local, change); err != nil {
-				return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, target, err)
-			}
-			if linfo, err = a.table(ctx, tag, local); err != nil {
-				return err
-			}
-		}
-	}
-
-	// Route the stage's rows to their shards.
-	part := a.tableName(target, kindShard, tag.RunID)
-	route := a.tableName(target, kindRoute, tag.RunID)
-	engine, err := replicated(a.d, unreplicated(stage.EngineClause), zkPath(true, part, ""))
-	if err != nil {
-		return err
-	}
-	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
-	// On every node at once: creating (and dropping) a replicated table
-	// costs each node some 10 to 30 ms of ZooKeeper round trips.
-	shards := make([][]*Adapter, len(a.cluster.shards)) // the nodes that have part
-	defer func() {
-		bg := context.WithoutCancel(ctx)
-		a.drop(bg, tag, route)
-		var have []*Adapter
-		for _, nodes := range shards {
-			have = append(have, nodes...)
-		}
-		onEach(have, func(_ int, n *Adapter) error { n.drop(bg, tag, part); return nil })
-	}()
-	errs := onEach(a.cluster.nodes(), func(_ int, n *Adapter) error {
-		err := n.ensureDatabase(ctx, tag, part.Schema)
-		if err == nil {
-			err = n.exec(ctx, tag, create)
-		}
-		return err
-	})
-	k := 0
-	for i, replicas := range a.cluster.shards {
-		for _, n := range replicas {
-			err := errs[k]
-			k++
-			if unreachable(err) {
-				continue
-			}
-			shards[i] = append(shards[i], n)
-			if err != nil {
-				return fmt.Errorf("on %s: %w", n.addr, err)
-			}
-		}
-		if len(shards[i]) == 0 {
-			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
-		}
-	}
-	if err := a.exec(ctx, tag, a.distributedSQL("CREATE TABLE ", route, part, "", dist.key)); err != nil {
-		return err
-	}
-	routeCtx := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
-	if err := a.exec(routeCtx, tag, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", route.Quote(a.d), st.Relation.Quote(a.d))); err != nil {
-		return err
-	}
-	res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
-	if err != nil {
-		return err
-	}
-	want, got := adapters.Int(res.Rows[0][0]), int64(0)
-	first := make([]*Adapter, len(shards)) // the replica of each shard that swaps
-	for i, nodes := range shards {
-		first[i] = nodes[0]
-	}
-	rows := make([]int64, len(shards))
-	errs = onEach(first, func(i int, node *Adapter) error {
-		if err := node.syncReplica(ctx, tag, part); err != nil {
-			return fmt.Errorf("on %s: %w", node.addr, err)
-		}
-		res, err := node.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
-		if err != nil {
-			return fmt.Errorf("on %s: %w", node.addr, err)
-		}
-		rows[i] = adapters.Int(res.Rows[0][0])
-		return nil
-	})
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	counts := make([]string, len(shards))
-	for i, c := range rows {
-		got += c
-		counts[i] = fmt.Sprintf("shard %d: %d", i+1, c)
-	}
-	if got != want {
-		return fmt.Errorf("the stage's %d rows reached the shards as %d (%s); nothing was swapped", want, got, strings.Join(counts, ", "))
-	}
-
-	// Swap each shard's part into its local table, one shard after the
-	// other (so that a crash leaves at most one shard half way).
-	if err := changing(); err != nil {
-		return err
-	}
-	for i, n := range first {
-		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
-			State: &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}}
-		if err := n.swap(ctx, tag, sub, nil, nil); err != nil {
-			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
-				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
-			}
-			return fmt.Errorf("shard %d (on %s): %w", i+1, n.addr, err)
-		}
-		if err := syncOthers(ctx, tag, a.cluster.shards[i], n, local); err != nil {
-			return fmt.Errorf("%w: shard %d: %w", adapters.ErrMaybePublished, i+1, err)
-		}
-	}
-	return nil
-}
-
-// alterSharded applies change to the local table on one replica of each
-// shard (ZooKeeper carries it to the others) and to the Distributed table
-// on every node (ClickHouse refuses ALTER ... ON CLUSTER of a table that
-// is not replicated on a cluster whose shards are). A node that does not
-// answer fails it: run again once it is back, which applies what is
-// missing.
-func (a *Adapter) alterSharded(ctx context.Context, tag adapters.Tag, target, local models.Relation, change *adapters.SchemaChange) error {
-	defer a.forget(local)
-	defer a.forget(target)
-	for i, replicas := range a.cluster.shards {
-		done := false
-		for _, n := range replicas {
-			err := n.alter(ctx, tag, local, change)
-			if unreachable(err) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("on %s: %w", n.addr, err)
-			}
-			done = true
-			break
-		}
-		if !done {
-			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
-		}
-	}
-	return a.alterEveryNode(ctx, tag, target, change)
+	return local, linfo, dist, a.role.swappable(linfo, local)
 }
 
 // alterEveryNode applies change to table (a Distributed table, which
 // is not replicated) on every node; a node that does not answer fails it.
-func (a *Adapter) alterEveryNode(ctx context.Context, tag adapters.Tag, table models.Relation, change *adapters.SchemaChange) error {
+func (r replicatedCluster) alterEveryNode(ctx context.Context, tag adapters.Tag, table models.Relation, change *adapters.SchemaChange) error {
+	a := r.a
 	defer a.forget(table)
-	for _, n := range a.cluster.nodes() {
+	for _, n := range r.c.nodes() {
 		if err := n.alter(ctx, tag, table, change); err != nil {
-			return fmt.Errorf("on %s: %w", n.addr, err)
+			return fmt.Errorf("on %s: %w", n.role.where(), err)
 		}
 	}
 	return nil
 }
 
 // cleanNodes runs clean on every node, skipping those that do not answer.
-func (a *Adapter) cleanNodes(clean func(n *Adapter) error) error {
+func (r replicatedCluster) cleanNodes(clean func(n *Adapter) error) error {
 	var errs []error
-	for _, n := range a.cluster.nodes() {
+	for _, n := range r.c.nodes() {
 		if err := clean(n); err != nil && !unreachable(err) {
-			errs = append(errs, fmt.Errorf("on %s: %w", n.addr, err))
+			errs = append(errs, fmt.Errorf("on %s: %w", n.role.where(), err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// clusterGuarantee is Info().Guarantee on a cluster.
-func clusterGuarantee(c *cluster) string {
-	n := strconv.Itoa(len(c.nodes()))
-	if c.layout == LayoutSharded {
-		return "on cluster " + c.name + " (" + strconv.Itoa(len(c.shards)) + " shards, " + n + " nodes), each shard's physical partitions are replaced atomically " +
-			"(REPLACE PARTITION on one replica, which ZooKeeper carries to the others; refill waits for every replica that answers), " +
-			"but the shards of a window one after the other, so a query may briefly see one shard's new rows with another's old; " +
-			"the ledger holds the window pending before any shard changes and done only after every shard has swapped, " +
-			"so after a crash the next run, from any node, redoes the window on every shard"
-	}
-	return "on cluster " + c.name + " (" + n + " replicas of every table), each physical partition is replaced atomically " +
-		"(REPLACE PARTITION on the coordinator's replica, which ZooKeeper carries to the others; refill waits for every replica " +
-		"that answers), but a window spanning several partitions is not; the ledger holds the window pending before the swap " +
-		"and done after it, so after a crash the next run, from any node, redoes its partitions"
-}
-
-// dropShared drops a table that every node has on a cluster (ON CLUSTER),
-// or the server's.
-func (a *Adapter) dropShared(ctx context.Context, tag adapters.Tag, table models.Relation) {
-	if a.cluster != nil {
-		a.dropOnCluster(ctx, tag, table)
-		return
-	}
-	a.drop(ctx, tag, table)
-}
-
 // alterDistributed changes the columns of the Distributed table target on
 // every node from have to want.
-func (a *Adapter) alterDistributed(ctx context.Context, tag adapters.Tag, target models.Relation, have, want []adapters.TableColumn) error {
+func (r replicatedCluster) alterDistributed(ctx context.Context, tag adapters.Tag, target models.Relation, have, want []adapters.TableColumn) error {
 	change := &adapters.SchemaChange{Add: want, Widen: want}
 	for _, h := range have {
 		if !slices.ContainsFunc(want, func(c adapters.TableColumn) bool { return c.Name == h.Name }) {
 			change.Drop = append(change.Drop, h.Name)
 		}
 	}
-	return a.alterEveryNode(ctx, tag, target, change)
+	return r.alterEveryNode(ctx, tag, target, change)
 }
 
 // rebuildOnCluster is Rebuild on a cluster: the new table is made on every
@@ -631,7 +409,8 @@ func (a *Adapter) alterDistributed(ctx context.Context, tag adapters.Tag, target
 // it one after another. With the sharded layout the local tables are
 // renamed, and the Distributed table over them is created or altered to
 // the new columns on every node.
-func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+func (r replicatedCluster) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+	a := r.a
 	defer a.forget(target)
 	stage, err := a.stageTable(ctx, tag, stages[0].Relation)
 	if err != nil {
@@ -650,33 +429,33 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 		return err
 	}
 	local, key := target, ""
-	if a.sharded() {
-		if key, err = a.shardingKey(stages[0].Model); err != nil {
+	if r.sharded() {
+		if key, err = r.shardingKey(stages[0].Model); err != nil {
 			return err
 		}
 		local.Name += LocalSuffix
 		if info != nil {
-			l, _, dist, err := a.localOf(ctx, tag, target, info)
+			l, _, dist, err := r.localOf(ctx, tag, target, info)
 			if err != nil {
 				return err
 			}
 			local, key = l, dist.key
 		}
 	} else if info != nil {
-		if err := a.swappable(info, target); err != nil {
+		if err := a.role.swappable(info, target); err != nil {
 			return err
 		}
 	}
 
 	// The new table, filled.
 	fresh := a.tableName(target, adapters.KindSwap, tag.RunID)
-	freshLocal, err := a.createOnCluster(ctx, tag, fresh, defs, engine, key, false)
+	freshLocal, err := r.createOnCluster(ctx, tag, fresh, defs, engine, key, false)
 	if err != nil {
 		return err
 	}
 	bg := context.WithoutCancel(ctx)
-	defer a.dropOnCluster(bg, tag, fresh)
-	defer a.dropOnCluster(bg, tag, freshLocal)
+	defer r.dropOnCluster(bg, tag, fresh)
+	defer r.dropOnCluster(bg, tag, freshLocal)
 	if err := a.insertStages(withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1}), tag, fresh, stages); err != nil {
 		return err
 	}
@@ -694,7 +473,7 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 	}
 	// Every replica that answers holds the new rows before the rename.
 	got := int64(0)
-	for i, replicas := range a.cluster.shards {
+	for i, replicas := range r.c.shards {
 		counted := false
 		for _, n := range replicas {
 			err := n.syncReplica(ctx, tag, freshLocal)
@@ -706,7 +485,7 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("on %s: %w", n.addr, err)
+				return fmt.Errorf("on %s: %w", n.role.where(), err)
 			}
 			if !counted {
 				got += adapters.Int(res.Rows[0][0])
@@ -714,9 +493,9 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 			}
 		}
 		if !counted {
-			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, a.cluster.name)
+			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, r.c.name)
 		}
-		if !a.sharded() {
+		if !r.sharded() {
 			break // one table on every node: one count
 		}
 	}
@@ -733,7 +512,7 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 	// is not (18.16 leaves a renamed Distributed table's folder behind),
 	// but created, or given the new table's columns.
 	var oldDist []adapters.TableColumn
-	if a.sharded() && info != nil {
+	if r.sharded() && info != nil {
 		if oldDist, err = a.Columns(ctx, target); err != nil {
 			return err
 		}
@@ -744,18 +523,18 @@ func (a *Adapter) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target
 		renames = append([]string{local.Quote(a.d) + " TO " + old.Quote(a.d)}, renames...)
 	}
 	defer a.forget(local)
-	if err := a.exec(ctx, tag, "RENAME TABLE "+strings.Join(renames, ", ")+a.onCluster()); err != nil {
+	if err := a.exec(ctx, tag, "RENAME TABLE "+strings.Join(renames, ", ")+r.onCluster()); err != nil {
 		return fmt.Errorf("%w: swapping in the rebuilt %s: %w", adapters.ErrMaybePublished, target, err)
 	}
 	if info != nil {
-		a.dropOnCluster(bg, tag, old)
+		r.dropOnCluster(bg, tag, old)
 	}
-	if a.sharded() {
+	if r.sharded() {
 		var err error
 		if info == nil {
-			err = a.exec(ctx, tag, a.distributedSQL("CREATE TABLE ", target, local, a.onCluster(), key))
+			err = a.exec(ctx, tag, r.distributedSQL("CREATE TABLE ", target, local, r.onCluster(), key))
 		} else {
-			err = a.alterDistributed(ctx, tag, target, oldDist, cols)
+			err = r.alterDistributed(ctx, tag, target, oldDist, cols)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: giving %s the columns of the rebuilt %s: %w", adapters.ErrMaybePublished, target, local, err)
@@ -790,4 +569,195 @@ func onEach(nodes []*Adapter, fn func(i int, n *Adapter) error) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// replica is one node of a cluster as the coordinator's adapter drives it:
+// the one-server swap of a shard's part on one of its replicas, and the
+// stages the node keeps.
+type replica struct {
+	single
+	addr string
+}
+
+func (r replica) where() string  { return r.addr }
+func (replica) splitDrops() bool { return true } // a replica that is not its table's leader sends DROP PARTITION to the leader
+
+func (replica) swappable(t *tableInfo, r models.Relation) error { return mergeTree(t, r) }
+
+func (r replica) createTarget(_ context.Context, _ adapters.Tag, p *SwapPlan) (func(), error) {
+	return nil, fmt.Errorf("%s does not exist on %s", p.Target, r.addr)
+}
+
+// replicatedCluster is the coordinator of a cluster whose nodes each hold
+// every row (the replicated layout), and the base of shardedCluster.
+type replicatedCluster struct {
+	a *Adapter
+	c *cluster
+}
+
+// sharded reports whether the cluster's tables are Distributed over
+// shards: the functions both layouts share ask it.
+func (r replicatedCluster) sharded() bool { return r.c.layout == LayoutSharded }
+
+func (r replicatedCluster) guarantee() string { return clusterGuarantee(r.c) }
+
+func (r replicatedCluster) where() string { return single{r.a}.where() }
+
+func (r replicatedCluster) close() error {
+	var errs []error
+	for _, n := range r.c.nodes() {
+		errs = append(errs, n.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (r replicatedCluster) onCluster() string { return " ON CLUSTER " + r.a.d.QuoteIdent(r.c.name) }
+
+func (r replicatedCluster) settings(s clickhouse.Settings, write bool) {
+	// A query joining two Distributed tables reads the right one whole on
+	// the coordinator (GLOBAL JOIN, GLOBAL IN) instead of failing; no
+	// replica that lags is read.
+	if r.a.server.stringSettings {
+		s["distributed_product_mode"] = "global"
+	}
+	for k, v := range staleness {
+		if _, set := r.a.dsnSettings[k]; !set {
+			s[k] = v
+		}
+	}
+	if write {
+		// Every block counts, even one equal to an earlier one.
+		s["insert_deduplicate"] = 0
+	}
+}
+
+func (r replicatedCluster) createDatabase(ctx context.Context, tag adapters.Tag, database string) error {
+	if database == r.a.cfg.StageSchema {
+		// Stages live on one node; each node makes its stage database for
+		// a shard's part itself.
+		return single{r.a}.createDatabase(ctx, tag, database)
+	}
+	return r.ensureClusterDatabase(ctx, tag, database)
+}
+
+func (r replicatedCluster) createTable(ctx context.Context, tag adapters.Tag, table models.Relation, columns []adapters.TableColumn, opts TableOptions) error {
+	_, err := r.createOnCluster(ctx, tag, table, columnDefs(r.a.d, plainColumns(columns)), opts.Clauses(), opts.ShardingKey, true)
+	return err
+}
+
+func (r replicatedCluster) dropTable(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	return r.a.exec(ctx, tag, "DROP TABLE IF EXISTS "+table.Quote(r.a.d)+r.onCluster())
+}
+
+func (r replicatedCluster) dropShared(ctx context.Context, tag adapters.Tag, table models.Relation) {
+	r.dropOnCluster(ctx, tag, table)
+}
+
+// seedEngine: a seed is on every node, replicated: it is small, and every
+// node's queries may join it.
+func (r replicatedCluster) seedEngine(tmp models.Relation) (string, error) {
+	return replicated(r.a.d, seedEngine, zkPath(false, tmp, ""))
+}
+
+// setupLedger: the ledger is replicated on every node, and created ON
+// CLUSTER (which waits for every node) only when the coordinator lacks a
+// table of it.
+func (r replicatedCluster) setupLedger(ctx context.Context, tag adapters.Tag) error {
+	a := r.a
+	res, err := a.query(ctx, tag, "SELECT count(DISTINCT table) FROM system.columns WHERE database = "+a.d.QuoteString(a.cfg.LedgerSchema)+
+		" AND table IN ('"+strings.Join(ledgerTables, "', '")+"')")
+	if err != nil {
+		return err
+	}
+	if adapters.Int(res.Rows[0][0]) == int64(len(ledgerTables)) {
+		// A ledger made for one server is on one node only.
+		t, err := a.table(ctx, tag, a.ledgerTable(sqlkit.PartitionsTable))
+		if err == nil && t != nil && !strings.HasPrefix(t.Engine, "Replicated") {
+			err = fmt.Errorf("the ledger in database %s is a %s table, made for one server, not replicated on cluster %s: "+
+				"set ledger_schema: to another database for the cluster (or copy its rows into a replicated one)", a.cfg.LedgerSchema, t.Engine, r.c.name)
+		}
+		return err
+	}
+	return a.execAll(ctx, tag, ledgerStatements(a.d, a.cfg.LedgerSchema, r.c.name))
+}
+
+// readingLedger: the coordinator's replica first applies everything other
+// nodes wrote (SYSTEM SYNC REPLICA), so every run reads the same ledger; a
+// read-only user may not ask that, and reads the replica as it is.
+func (r replicatedCluster) readingLedger(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	if r.a.server.ReadOnly {
+		return nil
+	}
+	return r.a.syncReplica(ctx, tag, table)
+}
+
+func (replicatedCluster) structure(_ context.Context, _ adapters.Tag, target models.Relation, info *tableInfo) (models.Relation, *tableInfo, error) {
+	return target, info, nil
+}
+
+func (r replicatedCluster) swappable(t *tableInfo, rel models.Relation) error {
+	if err := mergeTree(t, rel); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(t.Engine, "Replicated") {
+		return fmt.Errorf("%s is a %s table, not replicated: on cluster %s refill swaps replicated tables only, which every replica sees", rel, t.Engine, r.c.name)
+	}
+	return nil
+}
+
+func (replicatedCluster) readsTargetParts() bool { return true }
+
+// swap is the one-server swap, on the coordinator's replica.
+func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
+	return r.a.swap(ctx, tag, st, change, pending)
+}
+
+// pendingFirst: the evidence of a publication a crash interrupts must be
+// where every node reads it: the replicated ledger, not only the
+// coordinator's stage.
+func (replicatedCluster) pendingFirst() bool { return true }
+
+func (r replicatedCluster) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (func(), error) {
+	stage, err := r.a.stageTable(ctx, tag, p.Stage)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.createOnCluster(ctx, tag, p.Target, columnDefs(r.a.d, stage.Columns), stage.EngineClause, "", false); err != nil {
+		return nil, err
+	}
+	return func() { r.dropOnCluster(ctx, tag, p.Target) }, nil
+}
+
+func (replicatedCluster) splitDrops() bool { return true }
+
+func (r replicatedCluster) swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	return syncOthers(ctx, tag, r.c.nodes(), r.c.self, table)
+}
+
+func (r replicatedCluster) rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+	return r.rebuildOnCluster(ctx, tag, target, stages, records, columns)
+}
+
+// onStageHosts: every node that answers (a run's coordinator may have
+// been another node).
+func (r replicatedCluster) onStageHosts(fn func(h *Adapter) error) error { return r.cleanNodes(fn) }
+
+func (replicatedCluster) rowsElsewhere(context.Context, adapters.Tag, models.Relation) (int64, bool, error) {
+	return 0, false, nil
+}
+
+// clusterGuarantee is Info().Guarantee on a cluster.
+func clusterGuarantee(c *cluster) string {
+	n := strconv.Itoa(len(c.nodes()))
+	if c.layout == LayoutSharded {
+		return "on cluster " + c.name + " (" + strconv.Itoa(len(c.shards)) + " shards, " + n + " nodes), each shard's physical partitions are replaced atomically " +
+			"(REPLACE PARTITION on one replica, which ZooKeeper carries to the others; refill waits for every replica that answers), " +
+			"but the shards of a window one after the other, so a query may briefly see one shard's new rows with another's old; " +
+			"the ledger holds the window pending before any shard changes and done only after every shard has swapped, " +
+			"so after a crash the next run, from any node, redoes the window on every shard"
+	}
+	return "on cluster " + c.name + " (" + n + " replicas of every table), each physical partition is replaced atomically " +
+		"(REPLACE PARTITION on the coordinator's replica, which ZooKeeper carries to the others; refill waits for every replica " +
+		"that answers), but a window spanning several partitions is not; the ledger holds the window pending before the swap " +
+		"and done after it, so after a crash the next run, from any node, redoes its partitions"
 }

@@ -148,25 +148,16 @@ func (a *Adapter) Flush(ctx context.Context) error {
 // cluster those of every node that answers (a run's coordinator may have
 // been another node; its pending records are in the ledger in any case).
 func (a *Adapter) Unrecorded(ctx context.Context, dead func(runToken string) bool) ([]string, error) {
-	if a.cluster != nil {
-		var out []string
-		err := a.cleanNodes(func(n *Adapter) error {
-			names, err := n.Unrecorded(ctx, dead)
-			out = append(out, names...)
-			return err
-		})
-		slices.Sort(out)
-		return slices.Compact(out), err
-	}
-	names, err := a.tablesWithPrefix(ctx, adapters.Tag{Step: "clean"}, a.cfg.StageSchema, "")
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, name := range names {
-		if token, ok := adapters.StageRun(name); ok && dead(token) && adapters.IsStage(name) {
-			out = append(out, name)
+	err := a.role.onStageHosts(func(h *Adapter) error {
+		names, err := h.tablesWithPrefix(ctx, adapters.Tag{Step: "clean"}, h.cfg.StageSchema, "")
+		for _, name := range names {
+			if token, ok := adapters.StageRun(name); ok && dead(token) && adapters.IsStage(name) {
+				out = append(out, name)
+			}
 		}
-	}
-	return out, nil
+		return err
+	})
+	slices.Sort(out)
+	return slices.Compact(out), err
 }

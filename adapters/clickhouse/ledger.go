@@ -185,40 +185,17 @@ func (a *Adapter) nextVersion() uint64 {
 	}
 }
 
-// SetupLedger creates the ledger database and tables if missing. On a
-// cluster they are replicated on every node, and created ON CLUSTER
-// (which waits for every node) only when the coordinator lacks one.
+// SetupLedger creates the ledger database and tables if missing; on a
+// cluster they are replicated on every node.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	tag := adapters.Tag{Step: "ledger"}
-	if a.cluster == nil {
-		return a.execAll(ctx, tag, LedgerStatements(a.d, a.cfg.LedgerSchema))
-	}
-	res, err := a.query(ctx, tag, "SELECT count(DISTINCT table) FROM system.columns WHERE database = "+a.d.QuoteString(a.cfg.LedgerSchema)+
-		" AND table IN ('"+strings.Join(ledgerTables, "', '")+"')")
-	if err != nil {
-		return err
-	}
-	if adapters.Int(res.Rows[0][0]) == int64(len(ledgerTables)) {
-		// A ledger made for one server is on one node only.
-		t, err := a.table(ctx, tag, a.ledgerTable(sqlkit.PartitionsTable))
-		if err == nil && t != nil && !strings.HasPrefix(t.Engine, "Replicated") {
-			err = fmt.Errorf("the ledger in database %s is a %s table, made for one server, not replicated on cluster %s: "+
-				"set ledger_schema: to another database for the cluster (or copy its rows into a replicated one)", a.cfg.LedgerSchema, t.Engine, a.cluster.name)
-		}
-		return err
-	}
-	return a.execAll(ctx, tag, ledgerStatements(a.d, a.cfg.LedgerSchema, a.cluster.name))
+	return a.role.setupLedger(ctx, adapters.Tag{Step: "ledger"})
 }
 
-// readLedger runs query, which reads ledger table table. On a cluster the
-// coordinator's replica of the table first applies everything other nodes
-// wrote to it (SYSTEM SYNC REPLICA), so every run reads the same ledger;
-// a read-only user may not ask that, and reads the replica as it is.
+// readLedger runs query, which reads ledger table table, once the role
+// has readied it (on a cluster, the coordinator's replica catches up).
 func (a *Adapter) readLedger(ctx context.Context, tag adapters.Tag, table, query string) (*adapters.Result, error) {
-	if a.cluster != nil && !a.server.ReadOnly {
-		if err := a.syncReplica(ctx, tag, a.ledgerTable(table)); err != nil {
-			return nil, err
-		}
+	if err := a.role.readingLedger(ctx, tag, a.ledgerTable(table)); err != nil {
+		return nil, err
 	}
 	return a.query(ctx, tag, query)
 }
@@ -476,17 +453,6 @@ func (a *Adapter) LedgerModels(ctx context.Context) ([]string, error) {
 func (a *Adapter) DropTable(ctx context.Context, table models.Relation) error {
 	tag := adapters.Tag{Step: "prune"}
 	table = a.resolve(table)
-	stmts := []string{"DROP TABLE IF EXISTS " + table.Quote(a.d) + a.onCluster()}
-	if a.cluster != nil && a.cluster.layout == LayoutSharded {
-		local := table
-		local.Name += LocalSuffix
-		stmts = append(stmts, "DROP TABLE IF EXISTS "+local.Quote(a.d)+a.onCluster())
-	}
-	for _, q := range stmts {
-		if err := a.exec(ctx, tag, q); err != nil {
-			return err
-		}
-	}
-	a.forget(table)
-	return nil
+	defer a.forget(table)
+	return a.role.dropTable(ctx, tag, table)
 }

@@ -58,24 +58,17 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 	mu := a.lock(target)
 	mu.Lock()
 	defer mu.Unlock()
-	swap := a.swap
-	if a.sharded() {
-		swap = a.swapSharded
-	}
 	for _, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
 		var pending func() error
-		if a.cluster != nil {
-			// The evidence of a publication a crash interrupts must be
-			// where every node reads it: the replicated ledger, not only
-			// the coordinator's stage. It is written just before the
-			// target first changes.
+		if a.role.pendingFirst() {
+			// Written just before the target first changes.
 			ledger := tag
 			ledger.Step = "ledger"
 			pending = func() error { return a.writeRecords(ctx, ledger, pendingRecords(sw.Records)) }
 		}
-		if err := swap(ctx, tag, sw.Stage, sw.Change, pending); err != nil {
+		if err := a.role.swap(ctx, tag, sw.Stage, sw.Change, pending); err != nil {
 			if errors.Is(err, adapters.ErrMaybePublished) {
 				a.hold(sw.Stage) // evidence for the next run, should the runner fail to record it
 			}
@@ -216,39 +209,19 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	if err != nil {
 		return err
 	}
-	switch {
-	case target == nil && a.addr != "":
-		return fmt.Errorf("%s does not exist on %s", p.Target, a.addr)
-	case target == nil && a.cluster != nil:
-		stage, err := a.stageTable(ctx, tag, p.Stage)
-		if err != nil {
-			return err
-		}
-		if _, err := a.createOnCluster(ctx, tag, p.Target, columnDefs(a.d, stage.Columns), stage.EngineClause, "", false); err != nil {
-			return err
-		}
-		defer func() {
-			if err != nil { // leave no target behind, as before the swap
-				a.dropOnCluster(ctx, tag, p.Target)
-			}
-		}()
-	case target == nil:
-		if err := a.ensureDatabase(ctx, tag, p.Target.Schema); err != nil {
-			return err
-		}
-		err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s", p.Target.Quote(a.d), p.Stage.Quote(a.d)))
-		a.forget(p.Target)
+	if target == nil {
+		undo, err := a.role.createTarget(ctx, tag, &p)
 		if err != nil {
 			return err
 		}
 		defer func() {
 			if err != nil { // leave no target behind, as before the swap
-				a.drop(ctx, tag, p.Target)
+				undo()
 			}
 		}()
 	}
 	if target != nil {
-		if err := a.swappable(target, p.Target); err != nil {
+		if err := a.role.swappable(target, p.Target); err != nil {
 			return err
 		}
 		if !change.Empty() {
@@ -306,7 +279,7 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		source = p.Work
 	}
 	swap := []string{swapSQL(a.d, p.Target, source, have, p.Touched)}
-	if a.cluster != nil || a.addr != "" {
+	if a.role.splitDrops() {
 		// A replica that is not its table's leader sends an ALTER with a
 		// DROP PARTITION to the leader, which lacks the source of the
 		// REPLACE clauses: the drops go in an ALTER of their own.
@@ -319,10 +292,8 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		// The ALTER replaces partitions one by one: some may be swapped.
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
-	if a.cluster != nil {
-		if err := syncOthers(ctx, tag, a.cluster.nodes(), a.cluster.self, p.Target); err != nil {
-			return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
-		}
+	if err := a.role.swapped(ctx, tag, p.Target); err != nil {
+		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
 	return nil
 }
@@ -380,9 +351,13 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	defer mu.Unlock()
 	tag := stages[0].Tag
 	tag.Step = "rebuild"
-	if a.cluster != nil {
-		return a.rebuildOnCluster(ctx, tag, target, stages, records, columns)
-	}
+	return a.role.rebuild(ctx, tag, target, stages, records, columns)
+}
+
+// rebuildHere is Rebuild on one server: the new table is made beside the
+// target, filled from the stages, and swapped in (EXCHANGE TABLES where
+// the database is Atomic, else RENAME).
+func (a *Adapter) rebuildHere(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	defer a.forget(target)
 	if err := a.ensureDatabase(ctx, tag, target.Schema); err != nil {
 		return err

@@ -60,14 +60,7 @@ func (a *Adapter) CreateTable(ctx context.Context, table models.Relation, m *mod
 		return err
 	}
 	defer a.forget(table)
-	if a.cluster != nil {
-		if a.sharded() && opts.ShardingKey == "" {
-			opts.ShardingKey = a.cluster.key
-		}
-		_, err := a.createOnCluster(ctx, tag, table, columnDefs(a.d, plainColumns(columns)), opts.Clauses(), opts.ShardingKey, true)
-		return err
-	}
-	return a.exec(ctx, tag, createTableSQL(a.d, table, columns, opts))
+	return a.role.createTable(ctx, tag, table, columns, opts)
 }
 
 // createTableSQL renders CREATE TABLE IF NOT EXISTS with columns and

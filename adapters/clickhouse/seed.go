@@ -45,53 +45,46 @@ func (a *Adapter) loadSeed(ctx context.Context, seed *models.Seed, table models.
 	id := fmt.Sprintf("%d_%s%d", time.Now().Unix(), a.suffix, a.seq.Add(1))
 	tmp := models.Relation{Schema: table.Schema, Name: table.Name + "__refill_seed_" + id}
 	old := models.Relation{Schema: table.Schema, Name: table.Name + "__refill_old_" + id}
-	engine := seedEngine
-	if a.cluster != nil {
-		// On every node, replicated: a seed is small, and every node's
-		// queries may join it.
-		var err error
-		if engine, err = replicated(a.d, seedEngine, zkPath(false, tmp, "")); err != nil {
-			return err
-		}
-	}
-	if err := a.execAll(ctx, tag, seedStatements(a.d, seed, tmp, a.onCluster(), engine)); err != nil {
-		a.dropShared(ctx, tag, tmp)
+	engine, err := a.role.seedEngine(tmp)
+	if err != nil {
 		return err
 	}
-	if a.cluster != nil {
-		if err := syncOthers(ctx, tag, a.cluster.nodes(), a.cluster.self, tmp); err != nil {
-			a.dropShared(ctx, tag, tmp)
-			return err
-		}
+	if err := a.execAll(ctx, tag, seedStatements(a.d, seed, tmp, a.role.onCluster(), engine)); err != nil {
+		a.role.dropShared(ctx, tag, tmp)
+		return err
+	}
+	if err := a.role.swapped(ctx, tag, tmp); err != nil {
+		a.role.dropShared(ctx, tag, tmp)
+		return err
 	}
 	existing, err := a.readTable(ctx, tag, table)
 	if err != nil {
-		a.dropShared(ctx, tag, tmp)
+		a.role.dropShared(ctx, tag, tmp)
 		return err
 	}
 	res, err := a.query(ctx, tag, "SELECT engine FROM system.databases WHERE name = "+a.d.QuoteString(table.Schema))
 	if err != nil {
-		a.dropShared(ctx, tag, tmp)
+		a.role.dropShared(ctx, tag, tmp)
 		return err
 	}
 	atomicDB := len(res.Rows) == 1 && res.Rows[0][0] == "Atomic"
 	swap, leftover := seedSwapStatements(a.d, table, tmp, old, existing != nil, atomicDB)
 	for i := range swap {
-		swap[i] += a.onCluster()
+		swap[i] += a.role.onCluster()
 	}
 	if err := a.execAll(ctx, tag, swap); err != nil {
 		// A RENAME of two tables is two steps on an Ordinary database: if
 		// only the first happened, put the old table back.
 		if existing != nil && !atomicDB {
 			if now, _ := a.readTable(ctx, tag, table); now == nil {
-				a.exec(context.WithoutCancel(ctx), tag, fmt.Sprintf("RENAME TABLE %s TO %s%s", old.Quote(a.d), table.Quote(a.d), a.onCluster()))
+				a.exec(context.WithoutCancel(ctx), tag, fmt.Sprintf("RENAME TABLE %s TO %s%s", old.Quote(a.d), table.Quote(a.d), a.role.onCluster()))
 			}
 		}
-		a.dropShared(ctx, tag, tmp)
+		a.role.dropShared(ctx, tag, tmp)
 		return err
 	}
 	if leftover != (models.Relation{}) {
-		a.dropShared(ctx, tag, leftover)
+		a.role.dropShared(ctx, tag, leftover)
 	}
 	return nil
 }
@@ -109,7 +102,7 @@ func (a *Adapter) cleanSeedLeftovers(ctx context.Context, tag adapters.Tag, tabl
 		_, rest, _ = strings.Cut(rest, "_") // seed_ or old_
 		stamp, _, _ := strings.Cut(rest, "_")
 		if t, err := strconv.ParseInt(stamp, 10, 64); err == nil && time.Since(time.Unix(t, 0)) > time.Hour {
-			a.dropShared(ctx, tag, models.Relation{Schema: table.Schema, Name: name})
+			a.role.dropShared(ctx, tag, models.Relation{Schema: table.Schema, Name: name})
 		}
 	}
 }

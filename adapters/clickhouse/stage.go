@@ -165,8 +165,8 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 	// The table whose structure the stage copies: the target, or on a
 	// sharded cluster the local table under it.
 	structure := req.Target
-	if target != nil && a.sharded() {
-		if structure, target, _, err = a.localOf(ctx, tag, req.Target, target); err != nil {
+	if target != nil {
+		if structure, target, err = a.role.structure(ctx, tag, req.Target, target); err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +201,7 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		stmts = []string{createStageSQL(a.d, rel, opts, req.Query)}
 	} else {
 		state.key = target.PartitionKey
-		if err := a.swappable(target, structure); err != nil {
+		if err := a.role.swappable(target, structure); err != nil {
 			return nil, err
 		}
 		final := changed(target.Columns, req.Change)
@@ -374,22 +374,6 @@ func (t *tableInfo) plain() bool {
 		}
 	}
 	return true
-}
-
-// swappable reports whether refill can swap partitions of t, table r:
-// MergeTree tables, replicated ones only on a cluster (where refill waits
-// for the other replicas), and on a cluster replicated ones only.
-func (a *Adapter) swappable(t *tableInfo, r models.Relation) error {
-	replicated := strings.HasPrefix(t.Engine, "Replicated")
-	switch {
-	case !strings.HasSuffix(t.Engine, "MergeTree"):
-		return fmt.Errorf("%s is a %s table: refill swaps partitions of MergeTree tables only", r, t.Engine)
-	case replicated && a.cluster == nil && a.addr == "":
-		return fmt.Errorf("%s is a %s table: set cluster: in the target to swap replicated tables (refill then creates its tables ON CLUSTER and waits for the other replicas)", r, t.Engine)
-	case !replicated && a.cluster != nil:
-		return fmt.Errorf("%s is a %s table, not replicated: on cluster %s refill swaps replicated tables only, which every replica sees", r, t.Engine, a.cluster.name)
-	}
-	return nil
 }
 
 // table returns what the server knows about r, or nil if it does not
@@ -567,9 +551,12 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 // CleanStages drops the stages and swap tables of runs dead reports, on
 // a cluster from every node that answers.
 func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
-	if a.cluster != nil {
-		return a.cleanNodes(func(n *Adapter) error { return n.CleanStages(ctx, dead) })
-	}
+	return a.role.onStageHosts(func(h *Adapter) error { return h.cleanStagesHere(ctx, dead) })
+}
+
+// cleanStagesHere drops the stages and swap tables of runs dead reports on
+// a's server.
+func (a *Adapter) cleanStagesHere(ctx context.Context, dead func(runToken string) bool) error {
 	tag := adapters.Tag{Step: "clean"}
 	names, err := a.tablesWithPrefix(ctx, tag, a.cfg.StageSchema, "")
 	if err != nil {

@@ -73,7 +73,7 @@ func (a *Adapter) stageParts(ctx context.Context, st *adapters.Stage) (*stagePar
 			return nil, err
 		}
 	}
-	if a.sharded() {
+	if !a.role.readsTargetParts() {
 		target = nil // each shard's swap reads its own part of the target
 	}
 	pr := a.partRanges(st, s.key)

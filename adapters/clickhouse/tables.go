@@ -1,7 +1,6 @@
 package clickhouse
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -61,15 +60,13 @@ func (a *Adapter) CountRows(ctx context.Context, tables []models.Relation) (map[
 			continue
 		}
 		c, ok := counts[key]
-		if !ok && a.sharded() {
-			// A Distributed table has no parts of its own here; its rows
-			// are on the shards.
-			n, err := a.shardedRows(ctx, tag, t)
-			if err != nil {
+		if !ok {
+			if n, elsewhere, err := a.role.rowsElsewhere(ctx, tag, t); err != nil {
 				return nil, err
+			} else if elsewhere {
+				out[t.String()] = n
+				continue
 			}
-			out[t.String()] = n
-			continue
 		}
 		out[t.String()] = c.rows
 		for _, e := range mergingEngines {
@@ -79,47 +76,4 @@ func (a *Adapter) CountRows(ctx context.Context, tables []models.Relation) (map[
 		}
 	}
 	return out, nil
-}
-
-// shardedRows counts the rows of a table of the sharded layout from the
-// parts of its local table on one replica of each shard (after it has
-// caught up), or returns -1 when that cannot be known: an engine whose
-// merges change row counts, or a shard none of whose replicas answers.
-func (a *Adapter) shardedRows(ctx context.Context, tag adapters.Tag, t models.Relation) (int64, error) {
-	info, err := a.table(ctx, tag, a.resolve(t))
-	if err != nil || info == nil {
-		return -1, err
-	}
-	dist, ok := distributedOf(info.EngineClause)
-	if !ok {
-		return 0, nil // an empty table of another engine
-	}
-	local := models.Relation{Schema: cmp.Or(dist.database, a.schema(t)), Name: dist.table}
-	total := int64(0)
-	for _, replicas := range a.cluster.shards {
-		counted := false
-		for _, n := range replicas {
-			var res *adapters.Result
-			err := n.syncReplica(ctx, tag, local)
-			if err == nil {
-				res, err = n.query(ctx, tag, fmt.Sprintf("SELECT sum(rows), any(engine) FROM system.parts WHERE active AND database = %s AND table = %s",
-					a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name)))
-			}
-			if err != nil {
-				continue // down, or without the table yet: another replica may do
-			}
-			for _, e := range mergingEngines {
-				if strings.Contains(fmt.Sprint(res.Rows[0][1]), e) {
-					return -1, nil
-				}
-			}
-			total += adapters.Int(res.Rows[0][0])
-			counted = true
-			break
-		}
-		if !counted {
-			return -1, nil
-		}
-	}
-	return total, nil
 }

@@ -1,0 +1,180 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Roles. An Adapter plays one role, chosen once in Open, and every way
+// the roles differ is a method of role: no other code asks which one an
+// adapter plays.
+//
+//   - single: one server; refill's tables are plain MergeTree tables.
+//   - replica: one node of a cluster, as the coordinator drives it: the
+//     swaps of a shard's part, and the stages each node keeps (cluster.go).
+//   - replicatedCluster: the coordinator of a cluster whose every node
+//     holds every row (cluster.go).
+//   - shardedCluster: the coordinator of a cluster whose tables are
+//     Distributed over a replicated table per shard (sharded.go).
+type role interface {
+	// guarantee is Info().Guarantee.
+	guarantee() string
+	// where names the server in messages.
+	where() string
+	// close closes the connections the role opened beyond the adapter's.
+	close() error
+	// onCluster is " ON CLUSTER name" for statements every node must run,
+	// else "".
+	onCluster() string
+	// settings adds the settings every statement of the role needs.
+	settings(s clickhouse.Settings, write bool)
+
+	// createDatabase creates database where the role's tables live.
+	createDatabase(ctx context.Context, tag adapters.Tag, database string) error
+	// createTable creates a model's table with columns and options.
+	createTable(ctx context.Context, tag adapters.Tag, table models.Relation, columns []adapters.TableColumn, opts TableOptions) error
+	// dropTable drops a model's table, and what the role made with it.
+	dropTable(ctx context.Context, tag adapters.Tag, table models.Relation) error
+	// dropShared drops a table made for every node, ignoring errors.
+	dropShared(ctx context.Context, tag adapters.Tag, table models.Relation)
+	// seedEngine is the engine of a seed's table tmp.
+	seedEngine(tmp models.Relation) (string, error)
+
+	// setupLedger creates the ledger's tables where every run reads them.
+	setupLedger(ctx context.Context, tag adapters.Tag) error
+	// readingLedger readies ledger table table to be read.
+	readingLedger(ctx context.Context, tag adapters.Tag, table models.Relation) error
+
+	// structure returns the table whose structure a stage of target (as
+	// table reported it: info) copies, and what the server says of it.
+	structure(ctx context.Context, tag adapters.Tag, target models.Relation, info *tableInfo) (models.Relation, *tableInfo, error)
+	// swappable refuses a table whose partitions the role cannot swap.
+	swappable(t *tableInfo, r models.Relation) error
+	// readsTargetParts says whether a stage's verification reads the
+	// target's partitions on this server.
+	readsTargetParts() bool
+
+	// swap publishes one stage (pending, when set, is called right before
+	// the target first changes).
+	swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error
+	// pendingFirst says the ledger must hold a publication pending before
+	// the target first changes.
+	pendingFirst() bool
+	// createTarget creates a missing target from the stage of swap p;
+	// undo drops it again.
+	createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (undo func(), err error)
+	// splitDrops says a swap's DROP PARTITIONs go in an ALTER of their own.
+	splitDrops() bool
+	// swapped returns once the other nodes hold what was just written to
+	// table (a swap, a seed).
+	swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error
+	// rebuild replaces target whole (Adapter.Rebuild).
+	rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error
+
+	// onStageHosts runs fn on the adapter of every server that may hold
+	// stages (CleanStages, Unrecorded).
+	onStageHosts(fn func(h *Adapter) error) error
+	// rowsElsewhere counts the rows of t where a table's parts do not show
+	// them; ok is false when they do.
+	rowsElsewhere(ctx context.Context, tag adapters.Tag, t models.Relation) (n int64, ok bool, err error)
+}
+
+// single is one server.
+type single struct{ a *Adapter }
+
+func (s single) guarantee() string { return Capabilities().Guarantee }
+
+func (s single) where() string {
+	if opts, err := ParseDSN(s.a.cfg.DSN); err == nil {
+		return opts.Addr[0]
+	}
+	return "the server"
+}
+
+func (single) close() error                               { return nil }
+func (single) onCluster() string                          { return "" }
+func (single) settings(clickhouse.Settings, bool)         {}
+func (single) pendingFirst() bool                         { return false }
+func (single) splitDrops() bool                           { return false }
+func (single) readsTargetParts() bool                     { return true }
+func (single) seedEngine(models.Relation) (string, error) { return seedEngine, nil }
+
+func (s single) createDatabase(ctx context.Context, tag adapters.Tag, database string) error {
+	return s.a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+s.a.d.QuoteIdent(database))
+}
+
+func (s single) createTable(ctx context.Context, tag adapters.Tag, table models.Relation, columns []adapters.TableColumn, opts TableOptions) error {
+	return s.a.exec(ctx, tag, createTableSQL(s.a.d, table, columns, opts))
+}
+
+func (s single) dropTable(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	return s.a.exec(ctx, tag, "DROP TABLE IF EXISTS "+table.Quote(s.a.d))
+}
+
+func (s single) dropShared(ctx context.Context, tag adapters.Tag, table models.Relation) {
+	s.a.drop(ctx, tag, table)
+}
+
+func (s single) setupLedger(ctx context.Context, tag adapters.Tag) error {
+	return s.a.execAll(ctx, tag, LedgerStatements(s.a.d, s.a.cfg.LedgerSchema))
+}
+
+func (single) readingLedger(context.Context, adapters.Tag, models.Relation) error { return nil }
+
+func (single) structure(_ context.Context, _ adapters.Tag, target models.Relation, info *tableInfo) (models.Relation, *tableInfo, error) {
+	return target, info, nil
+}
+
+func (single) swappable(t *tableInfo, r models.Relation) error {
+	if err := mergeTree(t, r); err != nil {
+		return err
+	}
+	if strings.HasPrefix(t.Engine, "Replicated") {
+		return fmt.Errorf("%s is a %s table: set cluster: in the target to swap replicated tables (refill then creates its tables ON CLUSTER and waits for the other replicas)", r, t.Engine)
+	}
+	return nil
+}
+
+func (s single) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
+	return s.a.swap(ctx, tag, st, change, pending)
+}
+
+func (s single) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (func(), error) {
+	a := s.a
+	if err := a.ensureDatabase(ctx, tag, p.Target.Schema); err != nil {
+		return nil, err
+	}
+	err := a.exec(ctx, tag, fmt.Sprintf("CREATE TABLE %s AS %s", p.Target.Quote(a.d), p.Stage.Quote(a.d)))
+	a.forget(p.Target)
+	if err != nil {
+		return nil, err
+	}
+	return func() { a.drop(ctx, tag, p.Target) }, nil
+}
+
+func (single) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
+
+func (s single) rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
+	return s.a.rebuildHere(ctx, tag, target, stages, records, columns)
+}
+
+func (s single) onStageHosts(fn func(h *Adapter) error) error { return fn(s.a) }
+
+func (single) rowsElsewhere(context.Context, adapters.Tag, models.Relation) (int64, bool, error) {
+	return 0, false, nil
+}
+
+// mergeTree refuses a table of an engine whose partitions refill cannot
+// swap.
+func mergeTree(t *tableInfo, r models.Relation) error {
+	if !strings.HasSuffix(t.Engine, "MergeTree") {
+		return fmt.Errorf("%s is a %s table: refill swaps partitions of MergeTree tables only", r, t.Engine)
+	}
+	return nil
+}

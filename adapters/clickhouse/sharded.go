@@ -1,0 +1,295 @@
+package clickhouse
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// The sharded layout: a model's table is Distributed over a replicated
+// table per shard (see the comment at the top of cluster.go). What it does
+// differently from the replicated layout is here.
+
+// shardedCluster is the coordinator of a cluster whose tables are
+// Distributed over a replicated table per shard (the sharded layout).
+type shardedCluster struct{ replicatedCluster }
+
+func (s shardedCluster) createTable(ctx context.Context, tag adapters.Tag, table models.Relation, columns []adapters.TableColumn, opts TableOptions) error {
+	if opts.ShardingKey == "" {
+		opts.ShardingKey = s.c.key
+	}
+	return s.replicatedCluster.createTable(ctx, tag, table, columns, opts)
+}
+
+// dropTable drops the Distributed table and the shards' tables under it.
+func (s shardedCluster) dropTable(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	if err := s.replicatedCluster.dropTable(ctx, tag, table); err != nil {
+		return err
+	}
+	local := table
+	local.Name += LocalSuffix
+	return s.replicatedCluster.dropTable(ctx, tag, local)
+}
+
+// structure: a stage copies the local table under the Distributed target.
+func (s shardedCluster) structure(ctx context.Context, tag adapters.Tag, target models.Relation, info *tableInfo) (models.Relation, *tableInfo, error) {
+	if info == nil {
+		return target, nil, nil
+	}
+	local, linfo, _, err := s.localOf(ctx, tag, target, info)
+	return local, linfo, err
+}
+
+// readsTargetParts: each shard's swap reads its own part of the target.
+func (shardedCluster) readsTargetParts() bool { return false }
+
+func (s shardedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
+	return s.swapSharded(ctx, tag, st, change, pending)
+}
+
+// rowsElsewhere: a Distributed table has no parts of its own here; its
+// rows are on the shards.
+func (s shardedCluster) rowsElsewhere(ctx context.Context, tag adapters.Tag, t models.Relation) (int64, bool, error) {
+	n, err := s.shardedRows(ctx, tag, t)
+	return n, true, err
+}
+
+// swapSharded publishes st into a sharded target (see the comment at the
+// top of this file).
+func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
+	a := r.a
+	changing := once(pending)
+	target := a.resolve(st.Target)
+	stage, err := a.stageTable(ctx, tag, st.Relation)
+	if err != nil {
+		return err
+	}
+	info, err := a.table(ctx, tag, target)
+	if err != nil {
+		return err
+	}
+	var local models.Relation
+	var linfo *tableInfo
+	var dist distributed
+	if info == nil {
+		key, err := r.shardingKey(st.Model)
+		if err != nil {
+			return err
+		}
+		if local, err = r.createOnCluster(ctx, tag, target, columnDefs(a.d, stage.Columns), stage.EngineClause, key, false); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil { // leave no target behind, as before the swap
+				r.dropOnCluster(ctx, tag, target)
+				r.dropOnCluster(ctx, tag, local)
+			}
+		}()
+		dist = distributed{cluster: r.c.name, database: local.Schema, table: local.Name, key: key}
+		if linfo, err = a.table(ctx, tag, local); err == nil && linfo == nil {
+			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, r.c.name, a.role.where())
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		if local, linfo, dist, err = r.localOf(ctx, tag, target, info); err != nil {
+			return err
+		}
+		if !change.Empty() {
+			if err := changing(); err != nil {
+				return err
+			}
+			if err := r.alterSharded(ctx, tag, target, local, change); err != nil {
+				return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, target, err)
+			}
+			if linfo, err = a.table(ctx, tag, local); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Route the stage's rows to their shards.
+	part := a.tableName(target, kindShard, tag.RunID)
+	route := a.tableName(target, kindRoute, tag.RunID)
+	engine, err := replicated(a.d, unreplicated(stage.EngineClause), zkPath(true, part, ""))
+	if err != nil {
+		return err
+	}
+	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
+	// On every node at once: creating (and dropping) a replicated table
+	// costs each node some 10 to 30 ms of ZooKeeper round trips.
+	shards := make([][]*Adapter, len(r.c.shards)) // the nodes that have part
+	defer func() {
+		bg := context.WithoutCancel(ctx)
+		a.drop(bg, tag, route)
+		var have []*Adapter
+		for _, nodes := range shards {
+			have = append(have, nodes...)
+		}
+		onEach(have, func(_ int, n *Adapter) error { n.drop(bg, tag, part); return nil })
+	}()
+	errs := onEach(r.c.nodes(), func(_ int, n *Adapter) error {
+		err := n.ensureDatabase(ctx, tag, part.Schema)
+		if err == nil {
+			err = n.exec(ctx, tag, create)
+		}
+		return err
+	})
+	k := 0
+	for i, replicas := range r.c.shards {
+		for _, n := range replicas {
+			err := errs[k]
+			k++
+			if unreachable(err) {
+				continue
+			}
+			shards[i] = append(shards[i], n)
+			if err != nil {
+				return fmt.Errorf("on %s: %w", n.role.where(), err)
+			}
+		}
+		if len(shards[i]) == 0 {
+			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, r.c.name)
+		}
+	}
+	if err := a.exec(ctx, tag, r.distributedSQL("CREATE TABLE ", route, part, "", dist.key)); err != nil {
+		return err
+	}
+	routeCtx := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
+	if err := a.exec(routeCtx, tag, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", route.Quote(a.d), st.Relation.Quote(a.d))); err != nil {
+		return err
+	}
+	res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
+	if err != nil {
+		return err
+	}
+	want, got := adapters.Int(res.Rows[0][0]), int64(0)
+	first := make([]*Adapter, len(shards)) // the replica of each shard that swaps
+	for i, nodes := range shards {
+		first[i] = nodes[0]
+	}
+	rows := make([]int64, len(shards))
+	errs = onEach(first, func(i int, node *Adapter) error {
+		if err := node.syncReplica(ctx, tag, part); err != nil {
+			return fmt.Errorf("on %s: %w", node.role.where(), err)
+		}
+		res, err := node.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
+		if err != nil {
+			return fmt.Errorf("on %s: %w", node.role.where(), err)
+		}
+		rows[i] = adapters.Int(res.Rows[0][0])
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	counts := make([]string, len(shards))
+	for i, c := range rows {
+		got += c
+		counts[i] = fmt.Sprintf("shard %d: %d", i+1, c)
+	}
+	if got != want {
+		return fmt.Errorf("the stage's %d rows reached the shards as %d (%s); nothing was swapped", want, got, strings.Join(counts, ", "))
+	}
+
+	// Swap each shard's part into its local table, one shard after the
+	// other (so that a crash leaves at most one shard half way).
+	if err := changing(); err != nil {
+		return err
+	}
+	for i, n := range first {
+		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
+			State: &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}}
+		if err := n.swap(ctx, tag, sub, nil, nil); err != nil {
+			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
+				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
+			}
+			return fmt.Errorf("shard %d (on %s): %w", i+1, n.role.where(), err)
+		}
+		if err := syncOthers(ctx, tag, r.c.shards[i], n, local); err != nil {
+			return fmt.Errorf("%w: shard %d: %w", adapters.ErrMaybePublished, i+1, err)
+		}
+	}
+	return nil
+}
+
+// alterSharded applies change to the local table on one replica of each
+// shard (ZooKeeper carries it to the others) and to the Distributed table
+// on every node (ClickHouse refuses ALTER ... ON CLUSTER of a table that
+// is not replicated on a cluster whose shards are). A node that does not
+// answer fails it: run again once it is back, which applies what is
+// missing.
+func (r shardedCluster) alterSharded(ctx context.Context, tag adapters.Tag, target, local models.Relation, change *adapters.SchemaChange) error {
+	a := r.a
+	defer a.forget(local)
+	defer a.forget(target)
+	for i, replicas := range r.c.shards {
+		done := false
+		for _, n := range replicas {
+			err := n.alter(ctx, tag, local, change)
+			if unreachable(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("on %s: %w", n.role.where(), err)
+			}
+			done = true
+			break
+		}
+		if !done {
+			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, r.c.name)
+		}
+	}
+	return r.alterEveryNode(ctx, tag, target, change)
+}
+
+// shardedRows counts the rows of a table of the sharded layout from the
+// parts of its local table on one replica of each shard (after it has
+// caught up), or returns -1 when that cannot be known: an engine whose
+// merges change row counts, or a shard none of whose replicas answers.
+func (r shardedCluster) shardedRows(ctx context.Context, tag adapters.Tag, t models.Relation) (int64, error) {
+	a := r.a
+	info, err := a.table(ctx, tag, a.resolve(t))
+	if err != nil || info == nil {
+		return -1, err
+	}
+	dist, ok := distributedOf(info.EngineClause)
+	if !ok {
+		return 0, nil // an empty table of another engine
+	}
+	local := models.Relation{Schema: cmp.Or(dist.database, a.schema(t)), Name: dist.table}
+	total := int64(0)
+	for _, replicas := range r.c.shards {
+		counted := false
+		for _, n := range replicas {
+			var res *adapters.Result
+			err := n.syncReplica(ctx, tag, local)
+			if err == nil {
+				res, err = n.query(ctx, tag, fmt.Sprintf("SELECT sum(rows), any(engine) FROM system.parts WHERE active AND database = %s AND table = %s",
+					a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name)))
+			}
+			if err != nil {
+				continue // down, or without the table yet: another replica may do
+			}
+			for _, e := range mergingEngines {
+				if strings.Contains(fmt.Sprint(res.Rows[0][1]), e) {
+					return -1, nil
+				}
+			}
+			total += adapters.Int(res.Rows[0][0])
+			counted = true
+			break
+		}
+		if !counted {
+			return -1, nil
+		}
+	}
+	return total, nil
+}
