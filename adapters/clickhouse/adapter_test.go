@@ -16,11 +16,7 @@ import (
 // dsn returns CLICKHOUSE_DSN or skips the test.
 func dsn(t *testing.T) string {
 	t.Helper()
-	v := os.Getenv("CLICKHOUSE_DSN")
-	if v == "" {
-		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
-	}
-	return v
+	return adaptertest.ClickHouseServer.Env(t)[0]
 }
 
 // statementLog collects the statements an adapter runs.

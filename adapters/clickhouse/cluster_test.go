@@ -21,11 +21,8 @@ import (
 // skips the test.
 func clusterEnv(t *testing.T) (dsn, name string) {
 	t.Helper()
-	dsn, name = os.Getenv("CLICKHOUSE_CLUSTER_DSN"), os.Getenv("CLICKHOUSE_CLUSTER")
-	if dsn == "" || name == "" {
-		t.Skip("CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are not set: start a cluster with .ci/cluster/start (see README)")
-	}
-	return dsn, name
+	env := adaptertest.ClusterServer.Env(t)
+	return env[0], env[1]
 }
 
 // openCluster opens an adapter on the cluster with layout, on fresh

@@ -16,10 +16,7 @@ import (
 // and drops them when it ends. Credentials the DSN leaves out come from the
 // SNOWFLAKE_* variables of DriverConfig.
 func TestConformance(t *testing.T) {
-	dsn := os.Getenv("SNOWFLAKE_DSN")
-	if dsn == "" {
-		t.Skip("SNOWFLAKE_DSN is not set: set it to run against a real account (see README)")
-	}
+	dsn := adaptertest.SnowflakeAccount.Env(t)[0]
 	adaptertest.Run(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
 		ctx := context.Background()
 		a, err := snowflake.Open(ctx, snowflake.Config{DSN: dsn, Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage,

@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
@@ -51,10 +52,7 @@ WHERE d >= {{ start }} AND d < {{ end }}`
 // It reports a/d, a1/d and b/c, and the statements refill issues per
 // partition.
 func BenchmarkClickHouseBackfill(b *testing.B) {
-	dsn := os.Getenv("CLICKHOUSE_DSN")
-	if dsn == "" {
-		b.Skip("CLICKHOUSE_DSN is not set (.ci/clickhouse/start or .ci/chdb/start start a server)")
-	}
+	dsn := adaptertest.ClickHouseServer.Env(b)[0]
 	rows, rounds := envInt(b, "REFILL_BENCH_ROWS", 10_000_000), envInt(b, "REFILL_BENCH_ROUNDS", 5)
 	ctx := context.Background()
 	schema := fmt.Sprintf("refill_bench_%d", os.Getpid())

@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
@@ -32,10 +33,9 @@ import (
 // (counting those run on other nodes than the coordinator). The three
 // tables are checked to hold the same rows.
 func BenchmarkClickHouseCluster(b *testing.B) {
-	dsn, cdsn, cluster := os.Getenv("CLICKHOUSE_DSN"), os.Getenv("CLICKHOUSE_CLUSTER_DSN"), os.Getenv("CLICKHOUSE_CLUSTER")
-	if dsn == "" || cdsn == "" || cluster == "" {
-		b.Skip("needs CLICKHOUSE_DSN (.ci/clickhouse/start) and CLICKHOUSE_CLUSTER_DSN, CLICKHOUSE_CLUSTER (.ci/cluster/start)")
-	}
+	dsn := adaptertest.ClickHouseServer.Env(b)[0]
+	env := adaptertest.ClusterServer.Env(b)
+	cdsn, cluster := env[0], env[1]
 	const days = clusterBenchDays
 	rows, rounds := envInt(b, "REFILL_BENCH_ROWS", 1_000_000), envInt(b, "REFILL_BENCH_ROUNDS", 3)
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
 )
 
@@ -26,8 +27,8 @@ func TestCalendarsAcrossTheYearsEnd(t *testing.T) {
 	for _, engine := range []string{"duckdb", "clickhouse"} {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			if engine == "clickhouse" && os.Getenv("CLICKHOUSE_DSN") == "" {
-				t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
+			if engine == "clickhouse" {
+				adaptertest.ClickHouseServer.Env(t)
 			}
 			calendarsAcrossTheYearsEnd(t, engine)
 		})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/models"
 )
@@ -23,9 +24,7 @@ import (
 // (p unique per test), so that tests sharing a ClickHouse server do not
 // meet, and returns the folder and the prefix.
 func clickhouseShop(t *testing.T) (string, string) {
-	if os.Getenv("CLICKHOUSE_DSN") == "" {
-		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
-	}
+	adaptertest.ClickHouseServer.Env(t)
 	dir, prefix := prefixedShop(t)
 	t.Cleanup(func() {
 		a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
@@ -216,9 +215,7 @@ func TestClickHouseLeaseHeld(t *testing.T) {
 // pending, from the stages the run kept, never as done with the data they
 // held before; a plain run then completes everything.
 func TestClickHouseKilledBeforeRecording(t *testing.T) {
-	if os.Getenv("CLICKHOUSE_DSN") == "" {
-		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
-	}
+	adaptertest.ClickHouseServer.Env(t)
 	bin := binary(t)
 	b := make([]byte, 3)
 	rand.Read(b)

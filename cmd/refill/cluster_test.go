@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
 )
 
@@ -26,11 +27,7 @@ import (
 // clusterEnv skips t unless a cluster is configured.
 func clusterEnv(t *testing.T) {
 	t.Helper()
-	for _, v := range []string{"CLICKHOUSE_CLUSTER_DSN", "CLICKHOUSE_CLUSTER", "CLICKHOUSE_CLUSTER_NODES"} {
-		if os.Getenv(v) == "" {
-			t.Skipf("%s is not set: start a cluster with .ci/cluster/start (see README)", v)
-		}
-	}
+	adaptertest.ClusterServer.Env(t)
 }
 
 // openCluster opens an adapter on the cluster (layout does not matter to

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/refill/refill/adapters/adaptertest"
 )
 
 // brokenModel is a model with a syntax error on line 15 (two
@@ -88,9 +90,7 @@ func TestSQLErrorsPointAtTheModelLine(t *testing.T) {
 // position N" is reported at the model file's line.
 func TestClickHouseSyntaxErrorAtTheModelLine(t *testing.T) {
 	t.Parallel()
-	if os.Getenv("CLICKHOUSE_DSN") == "" {
-		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
-	}
+	adaptertest.ClickHouseServer.Env(t)
 	b := make([]byte, 3)
 	rand.Read(b)
 	schema := "s" + hex.EncodeToString(b)
@@ -183,9 +183,7 @@ func TestValidateConnect(t *testing.T) {
 			dir := t.TempDir()
 			target := "{adapter: duckdb, path: w.duckdb}"
 			if engine == "clickhouse" {
-				if os.Getenv("CLICKHOUSE_DSN") == "" {
-					t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
-				}
+				adaptertest.ClickHouseServer.Env(t)
 				b := make([]byte, 3)
 				rand.Read(b)
 				schema := "v" + hex.EncodeToString(b)

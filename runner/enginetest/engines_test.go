@@ -41,10 +41,7 @@ func TestClickHouse(t *testing.T) {
 }
 
 func TestSnowflake(t *testing.T) {
-	dsn := os.Getenv("SNOWFLAKE_DSN")
-	if dsn == "" {
-		t.Skip("SNOWFLAKE_DSN is not set: set it to run against a real account (see README)")
-	}
+	dsn := adaptertest.SnowflakeAccount.Env(t)[0]
 	adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
 		a, err := snowflake.Open(t.Context(), snowflake.Config{DSN: dsn, Schema: s.Default, LedgerSchema: s.Ledger, StageSchema: s.Stage,
 			Warehouse: os.Getenv("SNOWFLAKE_WAREHOUSE")})
@@ -67,11 +64,7 @@ func TestSnowflake(t *testing.T) {
 // clickhouseDSN returns CLICKHOUSE_DSN or skips the test.
 func clickhouseDSN(t *testing.T) string {
 	t.Helper()
-	v := os.Getenv("CLICKHOUSE_DSN")
-	if v == "" {
-		t.Skip("CLICKHOUSE_DSN is not set: start a server with .ci/clickhouse/start (see README)")
-	}
-	return v
+	return adaptertest.ClickHouseServer.Env(t)[0]
 }
 
 // openClickHouse opens an adapter on fresh databases that t's cleanup
@@ -106,10 +99,8 @@ func row(d string, v int64) adaptertest.Row { return adaptertest.Row{D: d, V: v}
 // TestClickHouseCluster runs the runner's checks on a ClickHouse cluster
 // (.ci/cluster/start), in each layout.
 func TestClickHouseCluster(t *testing.T) {
-	dsn, name := os.Getenv("CLICKHOUSE_CLUSTER_DSN"), os.Getenv("CLICKHOUSE_CLUSTER")
-	if dsn == "" || name == "" {
-		t.Skip("CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are not set: start a cluster with .ci/cluster/start (see README)")
-	}
+	env := adaptertest.ClusterServer.Env(t)
+	dsn, name := env[0], env[1]
 	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
 		t.Run(layout, func(t *testing.T) {
 			adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
