@@ -16,7 +16,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/refill/refill/adapters"
-	"github.com/refill/refill/adapters/sqlkit"
+	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/models"
 )
 

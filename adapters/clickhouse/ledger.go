@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
-	"github.com/refill/refill/adapters/sqlkit"
+	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/models"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/refill/refill/adapters"
-	"github.com/refill/refill/adapters/sqlkit"
+	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/models"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/refill/refill/adapters/sqlkit"
+	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/models"
 )
 

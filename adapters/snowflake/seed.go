@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/refill/refill/adapters"
-	"github.com/refill/refill/adapters/sqlkit"
+	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/models"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/adapters/recorder"
 	"github.com/refill/refill/adapters/snowflake"
-	"github.com/refill/refill/adapters/sqlkit"
 	"github.com/refill/refill/models"
 )
 
