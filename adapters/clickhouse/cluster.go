@@ -63,8 +63,8 @@ const (
 	LayoutSharded    = "sharded"
 )
 
-// KnownLayout reports whether layout is one of the layouts above.
-func KnownLayout(layout string) bool { return layout == LayoutReplicated || layout == LayoutSharded }
+// knownLayout reports whether layout is one of the layouts above.
+func knownLayout(layout string) bool { return layout == LayoutReplicated || layout == LayoutSharded }
 
 // LocalSuffix ends the name of the local table under a Distributed table
 // that refill creates: the model's table t is t_local on each shard.
@@ -106,7 +106,7 @@ func (c *cluster) nodes() []*Adapter {
 // opens a pool to each, with the DSN's user and settings.
 func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) error {
 	c := &cluster{name: a.cfg.Cluster, layout: cmp.Or(a.cfg.Layout, LayoutReplicated), key: cmp.Or(a.cfg.ShardingKey, DefaultShardingKey)}
-	if !KnownLayout(c.layout) {
+	if !knownLayout(c.layout) {
 		return fmt.Errorf("unknown layout %q: want %s or %s", c.layout, LayoutReplicated, LayoutSharded)
 	}
 	tag := adapters.Tag{Step: "open"}

@@ -226,8 +226,8 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 	return "String"
 }
 
-// Nullable wraps a column type in Nullable(...).
-func Nullable(typ string) string { return "Nullable(" + typ + ")" }
+// nullableType wraps a column type in Nullable(...).
+func nullableType(typ string) string { return "Nullable(" + typ + ")" }
 
 // HashRows sums the rows' cityHash64, modulo 2^64 (a UInt64), as text.
 func (Dialect) HashRows(exprs []string) string {

@@ -45,8 +45,6 @@ func (a *Adapter) ledgerTable(name string) models.Relation {
 	return models.Relation{Schema: a.cfg.LedgerSchema, Name: name}
 }
 
-// LedgerStatements renders the DDL that creates the ledger in database.
-func LedgerStatements(d Dialect, database string) []string { return ledgerStatements(d, database, "") }
 
 // ledgerStatements renders the DDL of the ledger, on cluster when it is
 // not "": ON CLUSTER, each table replicated on every node.
@@ -61,7 +59,7 @@ func ledgerStatements(d Dialect, database, cluster string) []string {
 		for _, c := range ledgerColumns(table) {
 			typ := d.ColumnType(c.Type)
 			if !c.NotNull {
-				typ = Nullable(typ)
+				typ = nullableType(typ)
 			}
 			defs = append(defs, d.QuoteIdent(c.Name)+" "+typ)
 		}

@@ -11,7 +11,7 @@ import (
 //	clickhouse: {engine: ..., order_by: ..., partition_by: ..., settings: ...}
 const BlockName = "clickhouse"
 
-var _ models.BlockFunc = CheckBlock
+var _ models.BlockFunc = checkBlock
 
 // parseBlock decodes a model's clickhouse: block (o is nil when the model
 // has none) into the table options it sets; those it leaves out are "",
@@ -22,11 +22,11 @@ func parseBlock(o *models.Options) (TableOptions, error) {
 		ShardingKey: s["sharding_key"]}, err
 }
 
-// CheckBlock is the models.BlockFunc of the clickhouse: block. Every
+// checkBlock is the models.BlockFunc of the clickhouse: block. Every
 // setting but sharding_key shapes the table refill creates, so they are in
 // the model's version; sharding_key says only on which shard a row lives
 // (and applies when refill creates the table).
-func CheckBlock(o *models.Options) (version string, err error) {
+func checkBlock(o *models.Options) (version string, err error) {
 	t, err := parseBlock(o)
 	t.ShardingKey = ""
 	if t == (TableOptions{}) {

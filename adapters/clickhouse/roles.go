@@ -122,7 +122,7 @@ func (s single) dropShared(ctx context.Context, tag adapters.Tag, table models.R
 }
 
 func (s single) setupLedger(ctx context.Context, tag adapters.Tag) error {
-	return s.a.execAll(ctx, tag, LedgerStatements(s.a.d, s.a.cfg.LedgerSchema))
+	return s.a.execAll(ctx, tag, ledgerStatements(s.a.d, s.a.cfg.LedgerSchema, ""))
 }
 
 func (single) readingLedger(context.Context, adapters.Tag, models.Relation) error { return nil }

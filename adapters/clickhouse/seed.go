@@ -125,7 +125,7 @@ func seedStatements(d Dialect, seed *models.Seed, tmp models.Relation, on, engin
 	for i, c := range seed.Columns {
 		typ := seedType(d, seed, i)
 		if c.Nullable {
-			typ = Nullable(typ)
+			typ = nullableType(typ)
 		}
 		defs[i] = d.QuoteIdent(c.Name) + " " + typ
 		names[i] = c.Name

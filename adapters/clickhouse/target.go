@@ -18,7 +18,7 @@ func Engine() adapters.Engine {
 		Info:       Capabilities(),
 		DSN:        true,
 		TargetKeys: []string{"cluster", "layout", "sharding_key"},
-		Block:      CheckBlock,
+		Block:      checkBlock,
 		Dialect: func(t *models.Target) (models.Dialect, string) {
 			schema := t.Schema
 			if opts, err := ParseDSN(t.DSN); schema == "" && err == nil {
@@ -51,7 +51,7 @@ func checkTarget(t *models.Target, p *models.Project, s models.TargetSchemas) er
 			return t.Errorf(key, "%s applies to a cluster: set cluster: (a cluster of the servers' remote_servers)", key)
 		}
 	}
-	if layout != "" && !KnownLayout(layout) {
+	if layout != "" && !knownLayout(layout) {
 		return t.Errorf("layout", "unknown layout %q: want %s (every node holds every row) or %s (a Distributed table over a replicated table per shard)",
 			layout, LayoutReplicated, LayoutSharded)
 	}

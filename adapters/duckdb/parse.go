@@ -13,27 +13,27 @@ import (
 	"github.com/refill/refill/adapters"
 )
 
-// A Parser checks statements with DuckDB's own parser, offline: it
+// A parser checks statements with DuckDB's own parser, offline: it
 // parses without binding (json_serialize_sql), so tables need not exist.
-type Parser struct {
+type parser struct {
 	db *sql.DB
 }
 
-// NewParser opens the in-memory DuckDB a Parser uses.
-func NewParser() (*Parser, error) {
+// newParser opens the in-memory DuckDB a parser uses.
+func newParser() (*parser, error) {
 	c, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Parser{db: sql.OpenDB(c)}, nil
+	return &parser{db: sql.OpenDB(c)}, nil
 }
 
 // Close closes p's database.
-func (p *Parser) Close() error { return p.db.Close() }
+func (p *parser) Close() error { return p.db.Close() }
 
 // Parse returns nil if query is one statement DuckDB can parse. A syntax
 // error is an *adapters.StatementError at the offset DuckDB points at.
-func (p *Parser) Parse(ctx context.Context, query string) error {
+func (p *parser) Parse(ctx context.Context, query string) error {
 	var out string
 	if err := p.db.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(?::VARCHAR) AS VARCHAR)", query).Scan(&out); err != nil {
 		return err

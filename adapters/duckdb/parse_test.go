@@ -14,7 +14,7 @@ import (
 // tables the statement names, DuckDB's own syntax included.
 func TestParser(t *testing.T) {
 	t.Parallel()
-	p, err := NewParser()
+	p, err := newParser()
 	if err != nil {
 		t.Fatal(err)
 	}

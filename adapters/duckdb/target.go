@@ -33,7 +33,7 @@ func Engine() adapters.Engine {
 			}
 			return Open(ctx, cfg)
 		},
-		Parser: func() (adapters.Parser, error) { return NewParser() },
+		Parser: func() (adapters.Parser, error) { return newParser() },
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 //	snowflake: {warehouse: ..., cluster_by: ...}
 const BlockName = "snowflake"
 
-var _ models.BlockFunc = CheckBlock
+var _ models.BlockFunc = checkBlock
 
 // ModelOptions are the settings of a model's snowflake: block.
 type ModelOptions struct {
@@ -24,10 +24,10 @@ func ParseBlock(o *models.Options) (ModelOptions, error) {
 	return ModelOptions{Warehouse: s["warehouse"], ClusterBy: s["cluster_by"]}, err
 }
 
-// CheckBlock is the models.BlockFunc of the snowflake: block. Only
+// checkBlock is the models.BlockFunc of the snowflake: block. Only
 // cluster_by shapes the table, so only it is in the model's version: the
 // warehouse says where the model runs, not what it computes.
-func CheckBlock(o *models.Options) (version string, err error) {
+func checkBlock(o *models.Options) (version string, err error) {
 	opts, err := ParseBlock(o)
 	if opts.ClusterBy == "" {
 		return "", err
@@ -36,7 +36,7 @@ func CheckBlock(o *models.Options) (version string, err error) {
 }
 
 // modelOptions returns the settings of m's snowflake: block (none when m
-// is nil). Loading the project refused a block with errors (CheckBlock),
+// is nil). Loading the project refused a block with errors (checkBlock),
 // so none is left to report here.
 func modelOptions(m *models.Model) ModelOptions {
 	if m == nil {

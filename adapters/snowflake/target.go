@@ -16,7 +16,7 @@ func Engine() adapters.Engine {
 		Info:       Capabilities(),
 		DSN:        true,
 		TargetKeys: []string{"warehouse"},
-		Block:      CheckBlock,
+		Block:      checkBlock,
 		Dialect: func(t *models.Target) (models.Dialect, string) {
 			return Dialect{}, cmp.Or(t.Schema, DefaultSchema(t.DSN))
 		},
