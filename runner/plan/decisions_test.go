@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner/plan"
@@ -20,8 +21,8 @@ import (
 // refreshes, crash recovery, explain, forward-only acceptance and schema
 // changes. Nothing here runs a model.
 
-// project is src (daily, from 2024-01-01) read by down (daily) and by
-// total (a whole table).
+// project is src (daily, from 2024-01-01 through 2024-01-03, where its
+// data ends) read by down (daily) and by total (a whole table).
 type project struct {
 	t     *testing.T
 	p     *models.Project
@@ -33,7 +34,7 @@ func newProject(t *testing.T, srcSQL string) *project {
 	t.Helper()
 	fsys := fstest.MapFS{
 		"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
-		"models/src.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
+		"models/src.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-03\n*/\n" +
 			srcSQL + " FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
 		"models/down.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
 			"SELECT d FROM {{ ref(\"src\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
@@ -305,4 +306,46 @@ func nonEmpty[T any](label string, v []T) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %v", label, v)
+}
+
+// A whole table or list model over a range that ends before what it
+// reads starts would be computed from nothing: it is left out, with a
+// note, rather than run against a table that does not exist yet. (The
+// example project, on an empty ledger: its marts read staging.orders,
+// which starts on 2024-01-01. The ledger's summaries set staging.orders'
+// floor at its start, which proves no partition built.)
+func TestWholeTableOverNothingIsLeftOut(t *testing.T) {
+	t.Parallel()
+	fsys, opts := adaptertest.Shop(t, duckdb.Engine())
+	p, err := models.Load(fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &plan.Reader{Project: p, Adapter: ledger(t, nil, nil), Scope: &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars}}
+	planned := func(from, to string) (map[string]bool, []string) {
+		t.Helper()
+		pl, err := r.Plan(context.Background(), plan.Selection{From: from, To: to, Now: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, s := range append(pl.Steps, pl.Blocked...) {
+			out[s.Model.Name] = true
+		}
+		return out, pl.Notes
+	}
+	got, notes := planned("2023-01-01", "2023-01-31")
+	if len(got) != 0 {
+		t.Errorf("a range before staging.orders starts plans %v", got)
+	}
+	for _, m := range []string{"marts.customer_lifetime", "marts.revenue_by_region"} {
+		want := m + ": left out"
+		if !strings.Contains(strings.Join(notes, "\n"), want) || !strings.Contains(strings.Join(notes, "\n"), "(staging.orders 2024-01-01); extend --to") {
+			t.Errorf("no note %q naming staging.orders 2024-01-01 in %q", want, notes)
+		}
+	}
+	// A range reaching into staging.orders plans the marts with it.
+	if got, _ := planned("2023-12-01", "2024-01-01"); !got["marts.customer_lifetime"] || !got["staging.orders"] {
+		t.Errorf("a range reaching staging.orders' start plans %v", got)
+	}
 }

@@ -739,7 +739,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			first := up.PartitionAt(up.Config.Start)
 			through := pl.horizons[m].Add(-time.Nanosecond)
 			// Never built, up has no table to read yet.
-			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Floors[up.Name].IsZero()
+			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && !pl.floorProves(up)
 			switch {
 			case !complete && never:
 				return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
@@ -752,7 +752,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			reads = models.ReadPartitions(m, p, up, time.Time{})
 		}
 		if len(reads) == 0 && up.Kind() == models.TimePartitioned && pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 &&
-			pl.facts.Floors[up.Name].IsZero() {
+			!pl.floorProves(up) {
 			// Up has no partition p reads (its start: is later), and was
 			// never built: it has no table to read yet.
 			first := up.PartitionAt(up.Config.Start)
@@ -809,6 +809,12 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		}
 	}
 	return nil, nil
+}
+
+// floorProves reports whether up's floor proves any partition built: a
+// floor at up's start (an empty ledger's) proves none.
+func (pl *planner) floorProves(up *models.Model) bool {
+	return pl.facts.Floors[up.Name].After(up.Config.Start)
 }
 
 // provenBuilt reports whether partition q of up, whose record the plan did
@@ -869,7 +875,7 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 		if r := pl.a.ledger.latestHeld(up.Name); r != nil {
 			h = latest(h, r.WindowStart.Add(time.Second))
 		}
-		if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() {
+		if floor := pl.facts.Floors[up.Name]; pl.floorProves(up) {
 			// Every complete partition before the floor is built.
 			if last, complete := pl.lastComplete(up); complete {
 				h = latest(h, earliest(floor, up.PartitionAt(last).End))
