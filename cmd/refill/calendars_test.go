@@ -186,11 +186,7 @@ func weekRows(t *testing.T, dir, engine, schema, table string) map[string]string
 	q := fmt.Sprintf("SELECT CAST(w AS VARCHAR), v, days FROM %s.%s ORDER BY w", schema, table)
 	var rows [][]any
 	if engine == "clickhouse" {
-		ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ch.Close()
+		ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{})
 		res, err := ch.Query(context.Background(), fmt.Sprintf("SELECT toString(w), v, days FROM `%s`.`%s` ORDER BY w", schema, table), adapters.Tag{})
 		if err != nil {
 			t.Fatal(err)

@@ -94,11 +94,7 @@ func normalized(rows [][]any) []string {
 // and into DuckDB and compares every table.
 func TestClickHouseMatchesDuckDB(t *testing.T) {
 	dir, prefix := clickhouseShop(t)
-	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
 	matchesDuckDB(t, dir, prefix, "clickhouse", ch)
 }
 
@@ -175,11 +171,7 @@ func TestClickHouseRefusesPublishTogether(t *testing.T) {
 func TestClickHouseLeaseHeld(t *testing.T) {
 	dir, prefix := clickhouseShop(t)
 	mustRefill(t, dir, "seed", "--target", "clickhouse")
-	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
 	ctx := context.Background()
 	if err := ch.SetupLedger(ctx); err != nil {
 		t.Fatal(err)
@@ -231,11 +223,7 @@ SELECT e.d AS d, e.i AS i, e.v * {{ var("k") }} AS w
 FROM {{ source("`+prefix+`src.events") }} AS e
 WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 	write(t, dir, "seeds/"+prefix+"src/events.csv", crashEvents(4))
-	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
 	t.Cleanup(func() {
 		for _, db := range []string{"src", "mart"} {
 			ch.DB().Exec("DROP DATABASE IF EXISTS `" + prefix + db + "`")

@@ -56,12 +56,8 @@ func TestRunStatements(t *testing.T) {
 		got := recordRun(t, dir, []string{prefix, "p_"}, "run", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-01-03", janNow, "--concurrency", "1")
 		// Fingerprints hash the models' table names, which carry the prefix.
 		got = regexp.MustCompile(`'[0-9a-f]{16}'`).ReplaceAllString(got, "'FINGERPRINT'")
-		ch, err := clickhouse.Open(t.Context(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
 		major, _, _ := strings.Cut(ch.Server().Version, ".")
-		ch.Close()
 		adaptertest.Golden(t, "testdata/statements/clickhouse-"+major+".sql", got)
 	})
 }
