@@ -45,7 +45,6 @@ func (a *Adapter) ledgerTable(name string) models.Relation {
 	return models.Relation{Schema: a.cfg.LedgerSchema, Name: name}
 }
 
-
 // ledgerStatements renders the DDL of the ledger, on cluster when it is
 // not "": ON CLUSTER, each table replicated on every node.
 func ledgerStatements(d Dialect, database, cluster string) []string {
