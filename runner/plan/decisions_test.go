@@ -349,3 +349,56 @@ func TestWholeTableOverNothingIsLeftOut(t *testing.T) {
 		t.Errorf("a range reaching staging.orders' start plans %v", got)
 	}
 }
+
+// Status says done only where a plan would run nothing: a partition whose
+// own record is current but that reads a partition a run would rewrite
+// first is stale too, and a pending publication is neither done nor what
+// reads it.
+func TestStatusIsDoneOnlyWhereNothingWouldRun(t *testing.T) {
+	t.Parallel()
+	pr := newProject(t, "SELECT d")
+	state := func(records []adapters.Record) map[string]plan.State {
+		t.Helper()
+		st, err := plan.NewStatus(pr.p, pr.scope, records, plan.Selection{From: "2024-01-01", To: "2024-01-03", Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]plan.State{}
+		for _, ms := range st {
+			for _, ps := range ms.Partitions {
+				out[ms.Model.Name+" "+ps.Partition.Key] = ps.State
+			}
+		}
+		return out
+	}
+	for k, s := range state(pr.everything()) {
+		if s != plan.StateDone {
+			t.Errorf("a built project: %s is %s", k, s)
+		}
+	}
+	records := pr.everything()
+	for i := range records {
+		switch {
+		case records[i].Model == "src" && records[i].Partition == "2024-01-02":
+			records[i].State, records[i].PublishedAt = adapters.StatePending, pr.built.Add(time.Hour)
+		case records[i].Model == "src" && records[i].Partition == "2024-01-03":
+			records[i].Fingerprint = "0000000000000000"
+		}
+	}
+	got := state(records)
+	want := map[string]plan.State{
+		"src 2024-01-01": "done", "src 2024-01-02": "pending", "src 2024-01-03": "stale",
+		"down 2024-01-01": "done", "down 2024-01-02": "stale", "down 2024-01-03": "stale", "total all": "stale",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("status:\n got %v\nwant %v", got, want)
+	}
+	// With the plan that status answers: what is not done is exactly what
+	// a run would build.
+	_, planned := pr.plan(records, plan.Selection{From: "2024-01-01", To: "2024-01-03"})
+	for k, s := range got {
+		if (s != plan.StateDone) != (planned[k] != "") {
+			t.Errorf("%s is %s, but the plan says %q", k, s, planned[k])
+		}
+	}
+}
