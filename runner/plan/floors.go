@@ -108,7 +108,10 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 			out.query.All = append(out.query.All, x.Name)
 			continue
 		}
-		out.floors[x.Name] = f.floor[x]
+		if f.floor[x].After(x.Config.Start) {
+			// A floor at the start (an empty ledger's) proves nothing.
+			out.floors[x.Name] = f.floor[x]
+		}
 		from := never
 		if f.may[x] {
 			// From the partition before the first that may run: audits

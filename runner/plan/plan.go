@@ -86,7 +86,8 @@ type Facts struct {
 	// Floors, when set, hold per time-partitioned model the instant
 	// before which the ledger's summaries proved every partition done and
 	// up to date (see planFloors): the plan looks at none of them, and
-	// Records holds only the records the partitions from there on need.
+	// Records holds only the records the partitions from there on need. A
+	// model whose summaries prove none built has no floor.
 	Floors map[string]time.Time
 }
 
@@ -739,7 +740,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			first := up.PartitionAt(up.Config.Start)
 			through := pl.horizons[m].Add(-time.Nanosecond)
 			// Never built, up has no table to read yet.
-			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && !pl.floorProves(up)
+			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Floors[up.Name].IsZero()
 			switch {
 			case !complete && never:
 				return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
@@ -752,7 +753,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			reads = models.ReadPartitions(m, p, up, time.Time{})
 		}
 		if len(reads) == 0 && up.Kind() == models.TimePartitioned && pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 &&
-			!pl.floorProves(up) {
+			pl.facts.Floors[up.Name].IsZero() {
 			// Up has no partition p reads (its start: is later), and was
 			// never built: it has no table to read yet.
 			first := up.PartitionAt(up.Config.Start)
@@ -809,12 +810,6 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		}
 	}
 	return nil, nil
-}
-
-// floorProves reports whether up's floor proves any partition built: a
-// floor at up's start (an empty ledger's) proves none.
-func (pl *planner) floorProves(up *models.Model) bool {
-	return pl.facts.Floors[up.Name].After(up.Config.Start)
 }
 
 // provenBuilt reports whether partition q of up, whose record the plan did
@@ -875,7 +870,7 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 		if r := pl.a.ledger.latestHeld(up.Name); r != nil {
 			h = latest(h, r.WindowStart.Add(time.Second))
 		}
-		if floor := pl.facts.Floors[up.Name]; pl.floorProves(up) {
+		if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() {
 			// Every complete partition before the floor is built.
 			if last, complete := pl.lastComplete(up); complete {
 				h = latest(h, earliest(floor, up.PartitionAt(last).End))
