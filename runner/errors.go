@@ -66,9 +66,3 @@ func permanent(err error) bool {
 	var s *plan.SchemaError
 	return errors.As(err, &v) || errors.As(err, &a) || errors.As(err, &s)
 }
-
-// firstLine returns the first line of s.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}

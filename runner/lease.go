@@ -24,10 +24,10 @@ const leasePoll = 2 * time.Second
 func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []string, ttl, wait time.Duration, observe func(Event)) error {
 	sort.Strings(tables)
 	host, _ := os.Hostname()
-	deadline := r.now().Add(wait)
+	deadline := r.Now().Add(wait)
 	for _, t := range tables {
 		for {
-			now := r.now()
+			now := r.Now()
 			err := r.Adapter.AcquireLease(ctx, adapters.Lease{Table: t, RunID: runID, Host: host, PID: os.Getpid(),
 				AcquiredAt: now, HeartbeatAt: now, ExpiresAt: now.Add(ttl)})
 			if err == nil {
@@ -57,13 +57,13 @@ func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []strin
 func (r *Runner) heartbeat(ctx context.Context, runID string, ttl time.Duration, observe func(Event), lost func(error)) {
 	t := time.NewTicker(ttl / 3)
 	defer t.Stop()
-	renewed := r.now()
+	renewed := r.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			now := r.now()
+			now := r.Now()
 			err := r.Adapter.RenewLeases(ctx, runID, now, now.Add(ttl))
 			if ctx.Err() != nil {
 				return
@@ -91,7 +91,7 @@ func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Ev
 		observe(Event{Kind: EventWarning, Message: err.Error()})
 		return
 	}
-	now := r.now()
+	now := r.Now()
 	if runs, err := r.Adapter.Runs(ctx, abandonedScan); err != nil {
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("reading runs: %v", err)})
 	} else {
@@ -174,7 +174,7 @@ func (r *Runner) RecentRuns(ctx context.Context, n int) ([]*adapters.Run, error)
 	if err != nil {
 		return nil, err
 	}
-	now := r.now()
+	now := r.Now()
 	live := map[string]bool{}
 	for _, l := range leases {
 		if l.ExpiresAt.After(now) {

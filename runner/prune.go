@@ -117,7 +117,7 @@ func (r *Runner) Prune(ctx context.Context, names []string, runID string, wait f
 		return nil, err
 	}
 	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
-	now := r.now()
+	now := r.Now()
 	for _, o := range chosen {
 		if err := pr.DropTable(ctx, o.Table); err != nil {
 			return nil, fmt.Errorf("dropping %s: %w", o.Table, err)
@@ -133,7 +133,7 @@ func (r *Runner) Prune(ctx context.Context, names []string, runID string, wait f
 	}
 	host, _ := os.Hostname()
 	run := &adapters.Run{ID: runID, Target: r.Target, Status: adapters.RunPruned, Selection: fmt.Sprintf(`{"prune":%q}`, strings.Join(names, ",")),
-		Host: host, PID: os.Getpid(), StartedAt: now, FinishedAt: r.now(), Succeeded: len(chosen)}
+		Host: host, PID: os.Getpid(), StartedAt: now, FinishedAt: r.Now(), Succeeded: len(chosen)}
 	if err := r.Adapter.SaveRun(ctx, run); err != nil {
 		return nil, fmt.Errorf("recording the prune: %w", err)
 	}

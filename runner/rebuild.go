@@ -75,7 +75,7 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 		e.fail(ctx, u.nodes, err, 1, 0)
 		return
 	}
-	now := e.r.now() // every partition is published at this one moment
+	now := e.r.Now() // every partition is published at this one moment
 	var stages []*adapters.Stage
 	var records []adapters.Record
 	for _, su := range staged {

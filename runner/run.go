@@ -97,7 +97,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 		}
 	}
 	if opts.RunID == "" {
-		opts.RunID = NewRunID(r.now())
+		opts.RunID = NewRunID(r.Now())
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = max(info.DefaultConcurrency, 1)
@@ -112,7 +112,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 		opts.Observe = func(Event) {}
 	}
 	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
-	e.summary = &Summary{RunID: opts.RunID, Started: r.now()}
+	e.summary = &Summary{RunID: opts.RunID, Started: r.Now()}
 	if len(p.Steps) == 0 {
 		// Nothing to build, but a run that went on with a node down may
 		// have left staging tables there, and no later run would drop
@@ -517,7 +517,7 @@ func (e *execution) fail(ctx context.Context, group []*node, err error, attempts
 		}
 		return
 	}
-	now := e.r.now()
+	now := e.r.Now()
 	records := make([]adapters.Record, len(group))
 	for i, n := range group {
 		records[i] = e.failedRecord(n, err, attempts, now)
@@ -595,7 +595,7 @@ func (e *execution) finish() *Summary {
 			Status: Blocked, Err: errors.New(st.Detail)})
 		s.Blocked++
 	}
-	s.Finished = e.r.now()
+	s.Finished = e.r.Now()
 	return s
 }
 

@@ -15,8 +15,6 @@ type Runner struct {
 	Target string // the target's name, recorded with each run
 }
 
-func (r *Runner) now() time.Time { return r.Reader.Now() }
-
 // NewRunID returns a sortable, unique run id such as
 // 20240102T030405Z-1a2b3c.
 func NewRunID(now time.Time) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/refill/refill/adapters"
@@ -71,7 +72,7 @@ func (e *execution) together(ctx context.Context) {
 		return
 	}
 	var swaps []adapters.Swap
-	now := e.r.now() // every partition is published at this one moment
+	now := e.r.Now() // every partition is published at this one moment
 	for _, su := range e.staged {
 		for i := range su.records {
 			su.records[i].FinishedAt, su.records[i].PublishedAt = now, now
@@ -160,7 +161,8 @@ func (e *execution) abortTogether(ctx context.Context, cause error) {
 		e.summary.Interrupted = true
 		e.mu.Unlock()
 	} else {
-		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", firstLine(cause.Error()))
+		first, _, _ := strings.Cut(cause.Error(), "\n")
+		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", first)
 	}
 	for _, n := range e.nodes {
 		if !n.done {

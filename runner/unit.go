@@ -77,7 +77,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		}
 	}
 	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
-	started := e.r.now()
+	started := e.r.Now()
 	sp, err := e.schema(ctx, m, sql, tag)
 	if err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 // with rows rows each. A whole-table or list partition's window ends at its
 // horizon (Step.Horizon).
 func (e *execution) records(m *models.Model, parts []models.Partition, fp string, rows []int64, attempt int, started time.Time, marks []string, horizon time.Time) []adapters.Record {
-	now := e.r.now()
+	now := e.r.Now()
 	records := make([]adapters.Record, len(parts))
 	for i, p := range parts {
 		end := p.End
@@ -316,7 +316,7 @@ func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep
 	for i, n := range group {
 		parts[i] = n.step.Partition
 	}
-	started := e.r.now()
+	started := e.r.Now()
 	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]string, len(parts)), time.Time{})
 	for i := range records {
 		records[i].State = adapters.StateRemoved

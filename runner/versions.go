@@ -39,7 +39,7 @@ func (r *Runner) saveVersions(ctx context.Context, p *plan.Plan) error {
 		kept[v.Model+" "+v.Fingerprint] = true
 	}
 	var save []adapters.Version
-	now := r.now()
+	now := r.Now()
 	for m := range seen {
 		v := m.Version(r.Scope)
 		if !kept[m.Name+" "+v.Fingerprint] {
@@ -61,8 +61,7 @@ func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, w
 	if err != nil {
 		return nil, err
 	}
-	records, versions, tables, out := acc.Records, acc.Versions, acc.Tables, acc.Models
-	now := r.now()
+	records, versions, tables, out, now := acc.Records, acc.Versions, acc.Tables, acc.Models, acc.At
 	if len(records) == 0 {
 		return nil, nil
 	}
@@ -84,7 +83,7 @@ func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, w
 	}
 	host, _ := os.Hostname()
 	run := &adapters.Run{ID: runID, Target: r.Target, Status: adapters.RunAccepted, Selection: sel.JSON(), Host: host,
-		PID: os.Getpid(), StartedAt: now, FinishedAt: r.now(), Succeeded: len(records)}
+		PID: os.Getpid(), StartedAt: now, FinishedAt: r.Now(), Succeeded: len(records)}
 	if err := r.Adapter.SaveRun(ctx, run); err != nil {
 		return nil, fmt.Errorf("recording the acceptance: %w", err)
 	}

@@ -421,7 +421,7 @@ func modelCheck(m *models.Model, results []runner.PartitionResult, sb Sandbox, n
 		default:
 			c.Status = Skipped
 			c.Message = "not portable to " + sb.Name + ": " + c.Message
-			notPortable[m.Name] = firstLine(problems[0])
+			notPortable[m.Name], _, _ = strings.Cut(problems[0], "\n")
 		}
 	default:
 		skipped := 0
@@ -564,10 +564,4 @@ func runUnitTestIn(ctx context.Context, sb Sandbox, p *models.Project, ut *model
 	}
 	defer db.Close()
 	return RunUnitTest(ctx, db, &models.Scope{Dialect: db.Dialect(), Schema: sb.Schema, Vars: p.Vars, Target: "test"}, ut)
-}
-
-// firstLine returns the first line of s.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

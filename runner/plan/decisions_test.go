@@ -222,7 +222,7 @@ func TestExplainAndAcceptALogicChange(t *testing.T) {
 		t.Errorf("Acceptance rewrites %v; want the two stale partitions, not the failed one", keys)
 	}
 	if len(acc.Versions) != 1 || acc.Versions[0].Fingerprint != cur || acc.Versions[0].AcceptedFrom != old.Fingerprint ||
-		acc.Versions[0].Accepted != 2 || fmt.Sprint(acc.Tables) != "[main.src]" {
+		acc.Versions[0].Accepted != 2 || fmt.Sprint(acc.Tables) != "[main.src]" || !acc.At.Equal(now) || !acc.Versions[0].AcceptedAt.Equal(acc.At) {
 		t.Errorf("Acceptance versions %+v, tables %v", acc.Versions, acc.Tables)
 	}
 	// Once written, the plan runs the failed partition alone and notes the

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -134,6 +135,7 @@ type Acceptance struct {
 	Records  []adapters.Record  // the records that take the current fingerprint
 	Versions []adapters.Version // the current versions, noting the acceptance
 	Tables   []string           // the tables whose records change
+	At       time.Time          // when it was decided: the versions' AcceptedAt
 }
 
 // Acceptance decides what making the current version of each model sel
@@ -191,5 +193,5 @@ func (r *Reader) Acceptance(ctx context.Context, sel Selection) (*Acceptance, er
 			AcceptedFrom: acc.From[0], AcceptedAt: now, Accepted: int64(acc.Partitions)})
 		tables = append(tables, r.Scope.Relation(m).String())
 	}
-	return &Acceptance{Models: out, Records: records, Versions: versions, Tables: tables}, nil
+	return &Acceptance{Models: out, Records: records, Versions: versions, Tables: tables, At: now}, nil
 }
