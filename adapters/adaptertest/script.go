@@ -401,18 +401,20 @@ var (
 	seedTableRE = regexp.MustCompile(`(?i)(__refill_seed_)[0-9]{10}_[0-9a-f]{6}|(__seed_seed_)[0-9a-f]{6}`)
 	// Clocks in microseconds (ClickHouse's ledger row versions).
 	microsRE = regexp.MustCompile(`\b1[0-9]{15}\b`)
-	// A date with a time, which MaskVolatile masks when it is today's.
-	timeRE = regexp.MustCompile(`\b([0-9]{4}-[0-9]{2}-[0-9]{2})[ T][0-9:.]+`)
+	// A date with a time, which MaskVolatile masks when it is near the clock.
+	timeRE = regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?`)
 )
 
 // MaskVolatile masks, in a line of a statement log, what the clock and
-// chance put there rather than the caller: times of today (as NOW), clocks
-// in microseconds (as MICROS), and the unique parts of the tables seeds
-// are loaded into.
+// chance put there rather than the caller: times within a day of the clock
+// (as NOW: a lease's expiry may fall on tomorrow's date), clocks in
+// microseconds (as MICROS), and the unique parts of the tables seeds are
+// loaded into.
 func MaskVolatile(line string) string {
-	today := time.Now().UTC().Format("2006-01-02")
+	now := time.Now().UTC()
 	line = timeRE.ReplaceAllStringFunc(line, func(t string) string {
-		if strings.HasPrefix(t, today) {
+		at, err := time.Parse("2006-01-02 15:04:05.999999999", strings.Replace(t, "T", " ", 1))
+		if err == nil && at.Sub(now).Abs() < 24*time.Hour {
 			return "NOW"
 		}
 		return t
