@@ -2,23 +2,19 @@ package clickhouse
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/refill/refill/adapters"
-	"github.com/refill/refill/adapters/internal/sqlkit"
 	"github.com/refill/refill/models"
 )
 
@@ -59,38 +55,15 @@ type Config struct {
 	ShardingKey string
 }
 
-// Adapter is a connection pool to one ClickHouse server.
+// Adapter is refill's adapter for ClickHouse: the node of its DSN, and the
+// role it plays to the tables it writes (roles.go), chosen once in Open:
+// one server, or the coordinator of a cluster's nodes.
 type Adapter struct {
-	db     *sql.DB
-	cfg    Config
-	d      Dialect
-	server Server
-
-	// locks serializes swaps per target table: two concurrent swaps into
-	// one physical partition (say, two days of one month) would each
-	// replace the partition with their own copy and lose the other's rows.
-	locksMu sync.Mutex
-	locks   map[string]*sync.Mutex
-	// databases remembers the databases known to exist.
-	dbMu      sync.Mutex
-	databases map[string]bool
-	// tables and described keep what the server said about tables and
-	// queries (see table and describe).
-	tablesMu  sync.Mutex
-	tables    map[string]*tableInfo // nil: the table does not exist
-	described map[string][]column
+	*node
+	role role
 	// deferred holds the ledger records of publications until Flush.
 	deferred deferred
-
-	seq     atomic.Int64
-	version atomic.Uint64 // the last ledger version written
-	suffix  string        // unique per adapter: stage names and query ids
-
-	// role is what the adapter is to the tables it writes (roles.go):
-	// one server, a cluster's coordinator, or one of its nodes.
-	role role
-	// dsnSettings are the settings the DSN gives every query.
-	dsnSettings clickhouse.Settings
+	version  atomic.Uint64 // the last ledger version written
 }
 
 var (
@@ -153,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.StageSchema == "" {
 		cfg.StageSchema = models.DefaultStageSchema
 	}
-	a := newAdapter(openDB(opts, cfg.Connector), cfg)
+	a := newAdapter(newNode(openDB(opts, cfg.Connector), cfg, opts.Addr[0]))
 	a.dsnSettings = opts.Settings
 	res, err := a.query(ctx, adapters.Tag{Step: "open"}, "SELECT version(), "+
 		"(SELECT count() FROM system.settings WHERE name = 'log_comment'), "+
@@ -184,11 +157,9 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
-// newAdapter returns an adapter on db, before it knows the server.
-func newAdapter(db *sql.DB, cfg Config) *Adapter {
-	b := make([]byte, 3)
-	rand.Read(b)
-	a := &Adapter{db: db, cfg: cfg, suffix: hex.EncodeToString(b), tables: map[string]*tableInfo{}, described: map[string][]column{}}
+// newAdapter returns an adapter driving n as one server.
+func newAdapter(n *node) *Adapter {
+	a := &Adapter{node: n}
 	a.deferred.stages, a.deferred.gen = map[string]*held{}, 1
 	a.role = single{a}
 	return a
@@ -249,74 +220,9 @@ func (a *Adapter) Close() error {
 	return errors.Join(a.Flush(context.Background()), a.db.Close(), a.role.close())
 }
 
-// lock returns the swap mutex of target.
-func (a *Adapter) lock(target models.Relation) *sync.Mutex {
-	a.locksMu.Lock()
-	defer a.locksMu.Unlock()
-	if a.locks == nil {
-		a.locks = map[string]*sync.Mutex{}
-	}
-	k := target.String()
-	if a.locks[k] == nil {
-		a.locks[k] = &sync.Mutex{}
-	}
-	return a.locks[k]
-}
-
-// tableName returns a fresh name for a table of kind (adapters.KindStage
-// or KindSwap) that run runID makes for target, so CleanStages finds it
-// after a crash (adapters.StageName).
-func (a *Adapter) tableName(target models.Relation, kind, runID string) models.Relation {
-	return models.Relation{Schema: a.cfg.StageSchema,
-		Name: adapters.StageName(target, kind, runID, fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1)))}
-}
-
-// ensureDatabase creates database once per adapter.
+// ensureDatabase creates database, as the adapter's role does, once.
 func (a *Adapter) ensureDatabase(ctx context.Context, tag adapters.Tag, database string) error {
-	a.dbMu.Lock()
-	defer a.dbMu.Unlock()
-	if a.databases[database] {
-		return nil
-	}
-	if err := a.role.createDatabase(ctx, tag, database); err != nil {
-		return err
-	}
-	if a.databases == nil {
-		a.databases = map[string]bool{}
-	}
-	a.databases[database] = true
-	return nil
-}
-
-func (a *Adapter) log(sql string) {
-	if a.cfg.Log != nil {
-		a.cfg.Log(sql)
-	}
-}
-
-// queryID names one statement for system.query_log and system.processes:
-// refill-<run>-<model>-<partition>-<step>-<adapter><seq>, with every
-// character outside [A-Za-z0-9._:-] replaced by _. The adapter's random
-// suffix and sequence keep it unique, as the server requires of running
-// queries.
-func (a *Adapter) queryID(tag adapters.Tag) string {
-	parts := []string{"refill"}
-	for _, p := range []string{tag.RunID, tag.Model, tag.Partition, tag.Step} {
-		if p != "" {
-			if len(p) > 64 {
-				p = p[:64]
-			}
-			parts = append(parts, p)
-		}
-	}
-	parts = append(parts, fmt.Sprintf("%s%d", a.suffix, a.seq.Add(1)))
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
-			return r
-		}
-		return '_'
-	}, strings.Join(parts, "-"))
+	return a.ensureDatabaseWith(ctx, database, func() error { return a.role.createDatabase(ctx, tag, database) })
 }
 
 // openDB opens the pool of connections opts describes, through connector
@@ -345,32 +251,6 @@ func openDB(opts *clickhouse.Options, connector func(driver.Connector) driver.Co
 	return db
 }
 
-// statementContext tags one statement: its query_id always, and
-// log_comment (a JSON object) on servers that know the setting. Values
-// are read in UTC, so a Date is midnight UTC whatever the server's zone.
-// Writes may create any number of partitions in one INSERT (the stage of
-// a batch, a swap table): max_partitions_per_insert_block is lifted.
-func (a *Adapter) statementContext(ctx context.Context, tag adapters.Tag, write bool) context.Context {
-	opts := []clickhouse.QueryOption{clickhouse.WithQueryID(a.queryID(tag)), clickhouse.WithUserLocation(time.UTC)}
-	settings := clickhouse.Settings{}
-	if write && a.server.partitionLimit {
-		settings["max_partitions_per_insert_block"] = 0
-	}
-	if a.server.LogComment {
-		settings["log_comment"] = tag.JSON(0)
-	}
-	a.role.settings(settings, write)
-	if extra, ok := ctx.Value(settingsKey{}).(clickhouse.Settings); ok {
-		for k, v := range extra {
-			settings[k] = v
-		}
-	}
-	if len(settings) > 0 {
-		opts = append(opts, clickhouse.WithSettings(settings))
-	}
-	return clickhouse.Context(ctx, opts...)
-}
-
 // staleness is how stale a replica a query on a cluster may read through
 // a Distributed table: one at most a second behind, unless the DSN says
 // otherwise; with none, the query fails (ALL_REPLICAS_ARE_STALE, which is
@@ -386,60 +266,6 @@ type settingsKey struct{}
 // withSettings returns ctx with settings for the statements run with it.
 func withSettings(ctx context.Context, settings clickhouse.Settings) context.Context {
 	return context.WithValue(ctx, settingsKey{}, settings)
-}
-
-// withConn runs fn on a connection of its own and discards the connection
-// if the server raised an exception. With 18.16, a query the server
-// rejects while parsing can leave the client's end-of-data packet unread,
-// and the connection then answers the next statement with "Unexpected
-// packet Data received from client"; a fresh connection is cheap.
-func (a *Adapter) withConn(ctx context.Context, fn func(*sql.Conn) error) error {
-	conn, err := a.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	err = fn(conn)
-	var ex *clickhouse.Exception
-	if errors.As(err, &ex) {
-		conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
-	conn.Close()
-	return err
-}
-
-// exec runs one statement.
-func (a *Adapter) exec(ctx context.Context, tag adapters.Tag, stmt string) error {
-	a.log(stmt)
-	err := a.withConn(ctx, func(c *sql.Conn) error {
-		_, err := c.ExecContext(a.statementContext(ctx, tag, true), stmt)
-		return located(stmt, err)
-	})
-	return adapters.ExecFailed(tag.Step, stmt, err)
-}
-
-// execAll runs statements in order, stopping at the first error.
-func (a *Adapter) execAll(ctx context.Context, tag adapters.Tag, stmts []string) error {
-	for _, s := range stmts {
-		if err := a.exec(ctx, tag, s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// query runs a query and reads its rows, normalized (see normalizeRows).
-func (a *Adapter) query(ctx context.Context, tag adapters.Tag, q string) (*adapters.Result, error) {
-	a.log(q)
-	var res *adapters.Result
-	err := a.withConn(ctx, func(c *sql.Conn) error {
-		rows, err := c.QueryContext(a.statementContext(ctx, tag, false), q)
-		if err != nil {
-			return located(q, err)
-		}
-		res, err = sqlkit.ScanRowsFunc(rows, normalize)
-		return err
-	})
-	return res, adapters.ExecFailed(tag.Step, q, err)
 }
 
 // normalize is adapters.Normalize plus what it cannot know from the values

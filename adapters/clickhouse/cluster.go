@@ -89,13 +89,13 @@ const (
 type cluster struct {
 	name, layout, key string
 	// shards are the cluster's shards in shard_num order, each its replicas
-	// in replica_num order: one-server adapters on each node.
-	shards [][]*Adapter
-	self   *Adapter // the coordinator's node
+	// in replica_num order.
+	shards [][]*node
+	self   *node // the coordinator's node
 }
 
-func (c *cluster) nodes() []*Adapter {
-	var out []*Adapter
+func (c *cluster) nodes() []*node {
+	var out []*node
 	for _, s := range c.shards {
 		out = append(out, s...)
 	}
@@ -147,7 +147,7 @@ func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) err
 		for len(c.shards) < shard {
 			c.shards = append(c.shards, nil)
 		}
-		n := a.node(opts, addr)
+		n := a.openNode(opts, addr)
 		c.shards[shard-1] = append(c.shards[shard-1], n)
 		if self[addr] {
 			c.self = n
@@ -160,7 +160,7 @@ func (a *Adapter) openCluster(ctx context.Context, opts *clickhouse.Options) err
 		return fmt.Errorf("the server at %s is not a node of cluster %s (%s): point dsn at one of them", opts.Addr[0], c.name, strings.Join(addrs, ", "))
 	}
 	r := replicatedCluster{a, c}
-	a.role = r
+	a.role, a.settings = r, r.settings
 	if c.layout == LayoutSharded {
 		a.role = shardedCluster{r}
 	}
@@ -181,9 +181,9 @@ func selfAddrs(ctx context.Context, addr string) map[string]bool {
 	return out
 }
 
-// node returns a one-server adapter on the node at addr, which logs its
-// statements after a line naming the node.
-func (a *Adapter) node(opts *clickhouse.Options, addr string) *Adapter {
+// openNode returns the node at addr, which logs its statements after a
+// line naming it.
+func (a *Adapter) openNode(opts *clickhouse.Options, addr string) *node {
 	o := *opts
 	o.Addr = []string{addr}
 	cfg := a.cfg
@@ -191,8 +191,8 @@ func (a *Adapter) node(opts *clickhouse.Options, addr string) *Adapter {
 	if log := a.cfg.Log; log != nil {
 		cfg.Log = func(s string) { log("-- on " + addr + "\n" + s) }
 	}
-	n := newAdapter(openDB(&o, cfg.Connector), cfg)
-	n.server, n.role = a.server, replica{single{n}, addr}
+	n := newNode(openDB(&o, cfg.Connector), cfg, addr)
+	n.server = a.server
 	return n
 }
 
@@ -229,12 +229,6 @@ func columnDefs(d Dialect, cols []column) string {
 	return strings.Join(defs, ", ")
 }
 
-// databaseExists reports whether database exists on the server.
-func (a *Adapter) databaseExists(ctx context.Context, tag adapters.Tag, database string) (bool, error) {
-	res, err := a.query(ctx, tag, "SELECT count() FROM system.databases WHERE name = "+a.d.QuoteString(database))
-	return err == nil && adapters.Int(res.Rows[0][0]) > 0, err
-}
-
 // ensureClusterDatabase creates database on every node: ON CLUSTER,
 // which waits for every node, so not when the coordinator has it.
 func (r replicatedCluster) ensureClusterDatabase(ctx context.Context, tag adapters.Tag, database string) error {
@@ -245,20 +239,14 @@ func (r replicatedCluster) ensureClusterDatabase(ctx context.Context, tag adapte
 	return a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+r.onCluster())
 }
 
-// syncReplica waits until this server's replica of table has applied
-// everything ZooKeeper's log holds for it.
-func (a *Adapter) syncReplica(ctx context.Context, tag adapters.Tag, table models.Relation) error {
-	return a.exec(ctx, tag, "SYSTEM SYNC REPLICA "+table.Quote(a.d))
-}
-
 // syncOthers waits until the replicas of table on nodes other than
 // applied what applied did, skipping nodes that do not answer (they catch
 // up when they return).
-func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*Adapter, applied *Adapter, table models.Relation) error {
-	others := slices.DeleteFunc(slices.Clone(nodes), func(n *Adapter) bool { return n == applied })
-	return errors.Join(onEach(others, func(_ int, n *Adapter) error {
+func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*node, applied *node, table models.Relation) error {
+	others := slices.DeleteFunc(slices.Clone(nodes), func(n *node) bool { return n == applied })
+	return errors.Join(onEach(others, func(_ int, n *node) error {
 		if err := n.syncReplica(ctx, tag, table); err != nil && !unreachable(err) {
-			return fmt.Errorf("waiting for %s to replicate %s: %w", n.role.where(), table, err)
+			return fmt.Errorf("waiting for %s to replicate %s: %w", n.addr, table, err)
 		}
 		return nil
 	})...)
@@ -359,7 +347,7 @@ func (r replicatedCluster) localOf(ctx context.Context, tag adapters.Tag, t mode
 		return models.Relation{}, nil, dist, err
 	}
 	if linfo == nil {
-		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.role.where())
+		return models.Relation{}, nil, dist, fmt.Errorf("%s is Distributed over %s, which does not exist on %s", t, local, a.addr)
 	}
 	return local, linfo, dist, a.role.swappable(linfo, local)
 }
@@ -371,18 +359,18 @@ func (r replicatedCluster) alterEveryNode(ctx context.Context, tag adapters.Tag,
 	defer a.forget(table)
 	for _, n := range r.c.nodes() {
 		if err := n.alter(ctx, tag, table, change); err != nil {
-			return fmt.Errorf("on %s: %w", n.role.where(), err)
+			return fmt.Errorf("on %s: %w", n.addr, err)
 		}
 	}
 	return nil
 }
 
 // cleanNodes runs clean on every node, skipping those that do not answer.
-func (r replicatedCluster) cleanNodes(clean func(n *Adapter) error) error {
+func (r replicatedCluster) cleanNodes(clean func(n *node) error) error {
 	var errs []error
 	for _, n := range r.c.nodes() {
 		if err := clean(n); err != nil && !unreachable(err) {
-			errs = append(errs, fmt.Errorf("on %s: %w", n.role.where(), err))
+			errs = append(errs, fmt.Errorf("on %s: %w", n.addr, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -485,7 +473,7 @@ func (r replicatedCluster) rebuildOnCluster(ctx context.Context, tag adapters.Ta
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("on %s: %w", n.role.where(), err)
+				return fmt.Errorf("on %s: %w", n.addr, err)
 			}
 			if !counted {
 				got += adapters.Int(res.Rows[0][0])
@@ -561,7 +549,7 @@ func once(f func() error) func() error {
 
 // onEach runs fn on every node (and its index) at once and returns its
 // errors, in the nodes' order.
-func onEach(nodes []*Adapter, fn func(i int, n *Adapter) error) []error {
+func onEach(nodes []*node, fn func(i int, n *node) error) []error {
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
@@ -571,22 +559,19 @@ func onEach(nodes []*Adapter, fn func(i int, n *Adapter) error) []error {
 	return errs
 }
 
-// replica is one node of a cluster as the coordinator's adapter drives it:
-// the one-server swap of a shard's part on one of its replicas, and the
-// stages the node keeps.
-type replica struct {
-	single
-	addr string
-}
-
-func (r replica) where() string  { return r.addr }
-func (replica) splitDrops() bool { return true } // a replica that is not its table's leader sends DROP PARTITION to the leader
+// replica are the rules of the one-server swap of a shard's part on one
+// of its replicas (shardedCluster.swap), at addr.
+type replica struct{ addr string }
 
 func (replica) swappable(t *tableInfo, r models.Relation) error { return mergeTree(t, r) }
+func (replica) readsTargetParts() bool                          { return true }
+func (replica) splitDrops() bool                                { return true } // a replica that is not its table's leader sends DROP PARTITION to the leader
 
 func (r replica) createTarget(_ context.Context, _ adapters.Tag, p *SwapPlan) (func(), error) {
 	return nil, fmt.Errorf("%s does not exist on %s", p.Target, r.addr)
 }
+
+func (replica) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
 
 // replicatedCluster is the coordinator of a cluster whose nodes each hold
 // every row (the replicated layout), and the base of shardedCluster.
@@ -600,8 +585,6 @@ type replicatedCluster struct {
 func (r replicatedCluster) sharded() bool { return r.c.layout == LayoutSharded }
 
 func (r replicatedCluster) guarantee() string { return clusterGuarantee(r.c) }
-
-func (r replicatedCluster) where() string { return single{r.a}.where() }
 
 func (r replicatedCluster) close() error {
 	var errs []error
@@ -709,7 +692,7 @@ func (replicatedCluster) readsTargetParts() bool { return true }
 
 // swap is the one-server swap, on the coordinator's replica.
 func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return r.a.swap(ctx, tag, st, change, pending)
+	return r.a.node.swap(ctx, tag, st, change, pending, r)
 }
 
 // pendingFirst: the evidence of a publication a crash interrupts must be
@@ -740,7 +723,7 @@ func (r replicatedCluster) rebuild(ctx context.Context, tag adapters.Tag, target
 
 // onStageHosts: every node that answers (a run's coordinator may have
 // been another node).
-func (r replicatedCluster) onStageHosts(fn func(h *Adapter) error) error { return r.cleanNodes(fn) }
+func (r replicatedCluster) onStageHosts(fn func(h *node) error) error { return r.cleanNodes(fn) }
 
 func (replicatedCluster) rowsElsewhere(context.Context, adapters.Tag, models.Relation) (int64, bool, error) {
 	return 0, false, nil

@@ -149,7 +149,7 @@ func (a *Adapter) Flush(ctx context.Context) error {
 // been another node; its pending records are in the ledger in any case).
 func (a *Adapter) Unrecorded(ctx context.Context, dead func(runToken string) bool) ([]string, error) {
 	var out []string
-	err := a.role.onStageHosts(func(h *Adapter) error {
+	err := a.role.onStageHosts(func(h *node) error {
 		names, err := h.tablesWithPrefix(ctx, adapters.Tag{Step: "clean"}, h.cfg.StageSchema, "")
 		for _, name := range names {
 			if token, ok := adapters.StageRun(name); ok && dead(token) && adapters.IsStage(name) {

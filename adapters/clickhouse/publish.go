@@ -90,12 +90,6 @@ func pendingRecords(records []adapters.Record) []adapters.Record {
 	return out
 }
 
-// resolve fills in r's default database.
-func (a *Adapter) resolve(r models.Relation) models.Relation {
-	r.Schema = a.schema(r)
-	return r
-}
-
 // SwapPlan is what Publish learned about one swap before changing
 // anything.
 type SwapPlan struct {
@@ -198,19 +192,20 @@ func idList(d Dialect, ids []string) string {
 	return "(" + strings.Join(q, ", ") + ")"
 }
 
-// swap publishes one stage (see the comment at the top of this file).
+// swap publishes one stage on the node (see the comment at the top of
+// this file), by the rules of the role it swaps for.
 //
 // pending, when set, is called right before the target's rows or columns
 // first change; its error stops the swap.
-func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
+func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error, rules swapRules) (err error) {
 	changing := once(pending)
-	p := SwapPlan{Target: a.resolve(st.Target), Stage: st.Relation, Window: st.Window, WorkEngine: stateOf(st).workEngine}
-	target, err := a.table(ctx, tag, p.Target)
+	p := SwapPlan{Target: n.resolve(st.Target), Stage: st.Relation, Window: st.Window, WorkEngine: stateOf(st).workEngine}
+	target, err := n.table(ctx, tag, p.Target)
 	if err != nil {
 		return err
 	}
 	if target == nil {
-		undo, err := a.role.createTarget(ctx, tag, &p)
+		undo, err := rules.createTarget(ctx, tag, &p)
 		if err != nil {
 			return err
 		}
@@ -221,7 +216,7 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		}()
 	}
 	if target != nil {
-		if err := a.role.swappable(target, p.Target); err != nil {
+		if err := rules.swappable(target, p.Target); err != nil {
 			return err
 		}
 		if !change.Empty() {
@@ -229,13 +224,13 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 				return err
 			}
 		}
-		if err := a.alter(ctx, tag, p.Target, change); err != nil {
+		if err := n.alter(ctx, tag, p.Target, change); err != nil {
 			return fmt.Errorf("%w: changing the columns of %s: %w", adapters.ErrMaybePublished, p.Target, err)
 		}
 	}
 	// The stage's partitions and the target's inside the window, as the
 	// verification read them (stageParts).
-	parts, err := a.stageParts(ctx, st)
+	parts, err := n.stageParts(ctx, st, rules.readsTargetParts())
 	if err != nil {
 		return err
 	}
@@ -247,8 +242,8 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 		// Read again if the target was created after the verification,
 		// or if other swaps since may have added rows outside the window
 		// to the partitions it touches.
-		if inWindow == nil || !outside && !a.aligned(target, p.Window) {
-			if inWindow, outside, err = a.targetParts(ctx, tag, st, target); err != nil {
+		if inWindow == nil || !outside && !n.aligned(target, p.Window) {
+			if inWindow, outside, err = n.targetParts(ctx, tag, st, target); err != nil {
 				return err
 			}
 		}
@@ -260,7 +255,7 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	}
 	if len(p.Staged) == 0 {
 		// Only drops follow: the stage must be there, and empty.
-		if ok, err := a.exists(ctx, tag, p.Stage); err != nil {
+		if ok, err := n.exists(ctx, tag, p.Stage); err != nil {
 			return err
 		} else if !ok {
 			return stageGone(p.Stage)
@@ -268,31 +263,31 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 	}
 	source, have := p.Stage, p.Staged
 	if target != nil && outside {
-		p.Work = a.tableName(p.Target, adapters.KindSwap, tag.RunID)
-		defer a.drop(ctx, tag, p.Work)
-		if err := a.execAll(ctx, tag, workStatements(a.d, p)); err != nil {
+		p.Work = n.tableName(p.Target, adapters.KindSwap, tag.RunID)
+		defer n.drop(ctx, tag, p.Work)
+		if err := n.execAll(ctx, tag, workStatements(n.d, p)); err != nil {
 			return err
 		}
-		if have, err = a.ids(ctx, tag, PartitionsSQL(a.d, p.Work)); err != nil {
+		if have, err = n.ids(ctx, tag, PartitionsSQL(n.d, p.Work)); err != nil {
 			return err
 		}
 		source = p.Work
 	}
-	swap := []string{swapSQL(a.d, p.Target, source, have, p.Touched)}
-	if a.role.splitDrops() {
+	swap := []string{swapSQL(n.d, p.Target, source, have, p.Touched)}
+	if rules.splitDrops() {
 		// A replica that is not its table's leader sends an ALTER with a
 		// DROP PARTITION to the leader, which lacks the source of the
 		// REPLACE clauses: the drops go in an ALTER of their own.
-		swap = splitSwapSQL(a.d, p.Target, source, have, p.Touched)
+		swap = splitSwapSQL(n.d, p.Target, source, have, p.Touched)
 	}
 	if err := changing(); err != nil {
 		return err
 	}
-	if err := a.execAll(ctx, tag, swap); err != nil {
+	if err := n.execAll(ctx, tag, swap); err != nil {
 		// The ALTER replaces partitions one by one: some may be swapped.
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
-	if err := a.role.swapped(ctx, tag, p.Target); err != nil {
+	if err := rules.swapped(ctx, tag, p.Target); err != nil {
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
 	return nil
@@ -301,17 +296,17 @@ func (a *Adapter) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage
 // aligned reports whether each physical partition of target lies wholly
 // inside or wholly outside window w, so that the stage's partitions can
 // replace the touched ones as they are.
-func (a *Adapter) aligned(target *tableInfo, w adapters.Window) bool {
+func (n *node) aligned(target *tableInfo, w adapters.Window) bool {
 	if w.Whole() {
 		return true
 	}
 	col, ok := target.column(w.Column)
-	return ok && aligned(target.PartitionKey, col.Type, a.server.zone, w)
+	return ok && aligned(target.PartitionKey, col.Type, n.server.zone, w)
 }
 
 // ids runs a query returning partition IDs.
-func (a *Adapter) ids(ctx context.Context, tag adapters.Tag, q string) ([]string, error) {
-	res, err := a.query(ctx, tag, q)
+func (n *node) ids(ctx context.Context, tag adapters.Tag, q string) ([]string, error) {
+	res, err := n.query(ctx, tag, q)
 	if err != nil {
 		return nil, err
 	}
@@ -408,18 +403,18 @@ func (a *Adapter) rebuildHere(ctx context.Context, tag adapters.Tag, target mode
 
 // insertStages inserts the rows of stages into table, by the names of
 // the columns an INSERT fills.
-func (a *Adapter) insertStages(ctx context.Context, tag adapters.Tag, table models.Relation, stages []*adapters.Stage) error {
-	cols, err := a.Columns(ctx, table)
+func (n *node) insertStages(ctx context.Context, tag adapters.Tag, table models.Relation, stages []*adapters.Stage) error {
+	cols, err := n.columns(ctx, table)
 	if err != nil {
 		return err
 	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = a.d.QuoteIdent(c.Name)
+		names[i] = n.d.QuoteIdent(c.Name)
 	}
 	list := strings.Join(names, ", ")
 	for _, st := range stages {
-		if err := a.exec(ctx, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", table.Quote(a.d), list, list, st.Relation.Quote(a.d))); err != nil {
+		if err := n.exec(ctx, tag, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", table.Quote(n.d), list, list, st.Relation.Quote(n.d))); err != nil {
 			return err
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
 )
@@ -16,8 +14,6 @@ import (
 // adapter plays.
 //
 //   - single: one server; refill's tables are plain MergeTree tables.
-//   - replica: one node of a cluster, as the coordinator drives it: the
-//     swaps of a shard's part, and the stages each node keeps (cluster.go).
 //   - replicatedCluster: the coordinator of a cluster whose every node
 //     holds every row (cluster.go).
 //   - shardedCluster: the coordinator of a cluster whose tables are
@@ -25,15 +21,11 @@ import (
 type role interface {
 	// guarantee is Info().Guarantee.
 	guarantee() string
-	// where names the server in messages.
-	where() string
 	// close closes the connections the role opened beyond the adapter's.
 	close() error
 	// onCluster is " ON CLUSTER name" for statements every node must run,
 	// else "".
 	onCluster() string
-	// settings adds the settings every statement of the role needs.
-	settings(s clickhouse.Settings, write bool)
 
 	// createDatabase creates database where the role's tables live.
 	createDatabase(ctx context.Context, tag adapters.Tag, database string) error
@@ -51,21 +43,36 @@ type role interface {
 	// readingLedger readies ledger table table to be read.
 	readingLedger(ctx context.Context, tag adapters.Tag, table models.Relation) error
 
+	swapRules
+
 	// structure returns the table whose structure a stage of target (as
 	// table reported it: info) copies, and what the server says of it.
 	structure(ctx context.Context, tag adapters.Tag, target models.Relation, info *tableInfo) (models.Relation, *tableInfo, error)
-	// swappable refuses a table whose partitions the role cannot swap.
-	swappable(t *tableInfo, r models.Relation) error
-	// readsTargetParts says whether a stage's verification reads the
-	// target's partitions on this server.
-	readsTargetParts() bool
-
 	// swap publishes one stage (pending, when set, is called right before
 	// the target first changes).
 	swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error
 	// pendingFirst says the ledger must hold a publication pending before
 	// the target first changes.
 	pendingFirst() bool
+	// rebuild replaces target whole (Adapter.Rebuild).
+	rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error
+
+	// onStageHosts runs fn on the adapter of every server that may hold
+	// stages (CleanStages, Unrecorded).
+	onStageHosts(fn func(h *node) error) error
+	// rowsElsewhere counts the rows of t where a table's parts do not show
+	// them; ok is false when they do.
+	rowsElsewhere(ctx context.Context, tag adapters.Tag, t models.Relation) (n int64, ok bool, err error)
+}
+
+// swapRules are what a node's one-server swap (node.swap) asks of the
+// role it swaps for.
+type swapRules interface {
+	// swappable refuses a table whose partitions the role cannot swap.
+	swappable(t *tableInfo, r models.Relation) error
+	// readsTargetParts says whether a stage's verification reads the
+	// target's partitions on the node.
+	readsTargetParts() bool
 	// createTarget creates a missing target from the stage of swap p;
 	// undo drops it again.
 	createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (undo func(), err error)
@@ -74,15 +81,6 @@ type role interface {
 	// swapped returns once the other nodes hold what was just written to
 	// table (a swap, a seed).
 	swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error
-	// rebuild replaces target whole (Adapter.Rebuild).
-	rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error
-
-	// onStageHosts runs fn on the adapter of every server that may hold
-	// stages (CleanStages, Unrecorded).
-	onStageHosts(fn func(h *Adapter) error) error
-	// rowsElsewhere counts the rows of t where a table's parts do not show
-	// them; ok is false when they do.
-	rowsElsewhere(ctx context.Context, tag adapters.Tag, t models.Relation) (n int64, ok bool, err error)
 }
 
 // single is one server.
@@ -90,16 +88,8 @@ type single struct{ a *Adapter }
 
 func (s single) guarantee() string { return Capabilities().Guarantee }
 
-func (s single) where() string {
-	if opts, err := ParseDSN(s.a.cfg.DSN); err == nil {
-		return opts.Addr[0]
-	}
-	return "the server"
-}
-
 func (single) close() error                               { return nil }
 func (single) onCluster() string                          { return "" }
-func (single) settings(clickhouse.Settings, bool)         {}
 func (single) pendingFirst() bool                         { return false }
 func (single) splitDrops() bool                           { return false }
 func (single) readsTargetParts() bool                     { return true }
@@ -142,7 +132,7 @@ func (single) swappable(t *tableInfo, r models.Relation) error {
 }
 
 func (s single) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return s.a.swap(ctx, tag, st, change, pending)
+	return s.a.node.swap(ctx, tag, st, change, pending, s)
 }
 
 func (s single) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (func(), error) {
@@ -164,7 +154,7 @@ func (s single) rebuild(ctx context.Context, tag adapters.Tag, target models.Rel
 	return s.a.rebuildHere(ctx, tag, target, stages, records, columns)
 }
 
-func (s single) onStageHosts(fn func(h *Adapter) error) error { return fn(s.a) }
+func (s single) onStageHosts(fn func(h *node) error) error { return fn(s.a.node) }
 
 func (single) rowsElsewhere(context.Context, adapters.Tag, models.Relation) (int64, bool, error) {
 	return 0, false, nil

@@ -22,7 +22,12 @@ func (a *Adapter) Describe(ctx context.Context, query string, tag adapters.Tag) 
 // Columns returns the columns of table that INSERTs fill (not DEFAULT,
 // MATERIALIZED or ALIAS columns), or nil when it does not exist.
 func (a *Adapter) Columns(ctx context.Context, table models.Relation) ([]adapters.TableColumn, error) {
-	t, err := a.table(ctx, adapters.Tag{Step: "describe"}, a.resolve(table))
+	return a.columns(ctx, table)
+}
+
+// columns is Columns on the node.
+func (n *node) columns(ctx context.Context, table models.Relation) ([]adapters.TableColumn, error) {
+	t, err := n.table(ctx, adapters.Tag{Step: "describe"}, n.resolve(table))
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -112,16 +117,16 @@ func alterStatements(d Dialect, table models.Relation, have []adapters.TableColu
 }
 
 // alter applies change to table, as far as it is not applied yet.
-func (a *Adapter) alter(ctx context.Context, tag adapters.Tag, table models.Relation, change *adapters.SchemaChange) error {
+func (n *node) alter(ctx context.Context, tag adapters.Tag, table models.Relation, change *adapters.SchemaChange) error {
 	if change.Empty() {
 		return nil
 	}
-	have, err := a.Columns(ctx, table)
+	have, err := n.columns(ctx, table)
 	if err != nil {
 		return err
 	}
-	defer a.forget(table)
-	return a.execAll(ctx, tag, alterStatements(a.d, table, have, change))
+	defer n.forget(table)
+	return n.execAll(ctx, tag, alterStatements(n.d, table, have, change))
 }
 
 // Fit says how values of ClickHouse type from fit a column of type to.

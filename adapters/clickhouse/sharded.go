@@ -93,7 +93,7 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 		}()
 		dist = distributed{cluster: r.c.name, database: local.Schema, table: local.Name, key: key}
 		if linfo, err = a.table(ctx, tag, local); err == nil && linfo == nil {
-			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, r.c.name, a.role.where())
+			err = fmt.Errorf("%s was created on cluster %s but does not exist on %s", local, r.c.name, a.addr)
 		}
 		if err != nil {
 			return err
@@ -125,17 +125,17 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
 	// On every node at once: creating (and dropping) a replicated table
 	// costs each node some 10 to 30 ms of ZooKeeper round trips.
-	shards := make([][]*Adapter, len(r.c.shards)) // the nodes that have part
+	shards := make([][]*node, len(r.c.shards)) // the nodes that have part
 	defer func() {
 		bg := context.WithoutCancel(ctx)
 		a.drop(bg, tag, route)
-		var have []*Adapter
+		var have []*node
 		for _, nodes := range shards {
 			have = append(have, nodes...)
 		}
-		onEach(have, func(_ int, n *Adapter) error { n.drop(bg, tag, part); return nil })
+		onEach(have, func(_ int, n *node) error { n.drop(bg, tag, part); return nil })
 	}()
-	errs := onEach(r.c.nodes(), func(_ int, n *Adapter) error {
+	errs := onEach(r.c.nodes(), func(_ int, n *node) error {
 		err := n.ensureDatabase(ctx, tag, part.Schema)
 		if err == nil {
 			err = n.exec(ctx, tag, create)
@@ -152,7 +152,7 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 			}
 			shards[i] = append(shards[i], n)
 			if err != nil {
-				return fmt.Errorf("on %s: %w", n.role.where(), err)
+				return fmt.Errorf("on %s: %w", n.addr, err)
 			}
 		}
 		if len(shards[i]) == 0 {
@@ -171,18 +171,18 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 		return err
 	}
 	want, got := adapters.Int(res.Rows[0][0]), int64(0)
-	first := make([]*Adapter, len(shards)) // the replica of each shard that swaps
+	first := make([]*node, len(shards)) // the replica of each shard that swaps
 	for i, nodes := range shards {
 		first[i] = nodes[0]
 	}
 	rows := make([]int64, len(shards))
-	errs = onEach(first, func(i int, node *Adapter) error {
-		if err := node.syncReplica(ctx, tag, part); err != nil {
-			return fmt.Errorf("on %s: %w", node.role.where(), err)
+	errs = onEach(first, func(i int, n *node) error {
+		if err := n.syncReplica(ctx, tag, part); err != nil {
+			return fmt.Errorf("on %s: %w", n.addr, err)
 		}
-		res, err := node.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
+		res, err := n.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
 		if err != nil {
-			return fmt.Errorf("on %s: %w", node.role.where(), err)
+			return fmt.Errorf("on %s: %w", n.addr, err)
 		}
 		rows[i] = adapters.Int(res.Rows[0][0])
 		return nil
@@ -207,11 +207,11 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	for i, n := range first {
 		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
 			State: &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}}
-		if err := n.swap(ctx, tag, sub, nil, nil); err != nil {
+		if err := n.swap(ctx, tag, sub, nil, nil, replica{n.addr}); err != nil {
 			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
 				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 			}
-			return fmt.Errorf("shard %d (on %s): %w", i+1, n.role.where(), err)
+			return fmt.Errorf("shard %d (on %s): %w", i+1, n.addr, err)
 		}
 		if err := syncOthers(ctx, tag, r.c.shards[i], n, local); err != nil {
 			return fmt.Errorf("%w: shard %d: %w", adapters.ErrMaybePublished, i+1, err)
@@ -238,7 +238,7 @@ func (r shardedCluster) alterSharded(ctx context.Context, tag adapters.Tag, targ
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("on %s: %w", n.role.where(), err)
+				return fmt.Errorf("on %s: %w", n.addr, err)
 			}
 			done = true
 			break

@@ -2,7 +2,6 @@ package clickhouse
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -376,78 +375,9 @@ func (t *tableInfo) plain() bool {
 	return true
 }
 
-// table returns what the server knows about r, or nil if it does not
-// exist. It asks about r alone (EXISTS, SHOW CREATE TABLE, DESCRIBE):
-// on 18.16 a query of system.tables fails with "Table ... doesn't exist"
-// when any table of the server is dropped while it runs.
-//
-// The answer is kept for the adapter's life (one refill command, during
-// which a lease keeps other runs off the tables it writes); everything
-// that changes a table through the adapter forgets it.
-func (a *Adapter) table(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
-	k := r.String()
-	a.tablesMu.Lock()
-	t, ok := a.tables[k]
-	a.tablesMu.Unlock()
-	if ok {
-		return t, nil
-	}
-	t, err := a.readTable(ctx, tag, r)
-	if err != nil {
-		return nil, err
-	}
-	a.tablesMu.Lock()
-	a.tables[k] = t
-	a.tablesMu.Unlock()
-	return t, nil
-}
-
-// forget drops what table learned about r.
-func (a *Adapter) forget(r models.Relation) {
-	a.tablesMu.Lock()
-	delete(a.tables, a.resolve(r).String())
-	a.tablesMu.Unlock()
-}
-
-func (a *Adapter) readTable(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
-	if ok, err := a.exists(ctx, tag, r); err != nil || !ok {
-		return nil, err
-	}
-	q := r.Quote(a.d)
-	res, err := a.query(ctx, tag, "SHOW CREATE TABLE "+q)
-	if err != nil || len(res.Rows) == 0 {
-		return nil, err
-	}
-	create := fmt.Sprint(res.Rows[0][0])
-	t := &tableInfo{Engine: engineOf(create), EngineClause: engineClause(create), PartitionKey: partitionKey(create)}
-	if res, err = a.query(ctx, tag, "DESCRIBE TABLE "+q); err != nil {
-		return nil, err
-	}
-	for _, row := range res.Rows {
-		t.Columns = append(t.Columns, column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1]), DefaultKind: fmt.Sprint(row[2]),
-			Default: fmt.Sprint(row[3])})
-	}
-	return t, nil
-}
-
-// stageTable is readTable of a staging table, which must exist.
-func (a *Adapter) stageTable(ctx context.Context, tag adapters.Tag, r models.Relation) (*tableInfo, error) {
-	t, err := a.readTable(ctx, tag, r)
-	if err == nil && t == nil {
-		err = stageGone(r)
-	}
-	return t, err
-}
-
 // stageGone is the error of a staging table that is not there.
 func stageGone(r models.Relation) error {
 	return fmt.Errorf("the staging table %s does not exist (dropped, or cleaned by another run)", r)
-}
-
-// exists reports whether table r exists (false if its database does not).
-func (a *Adapter) exists(ctx context.Context, tag adapters.Tag, r models.Relation) (bool, error) {
-	res, err := a.query(ctx, tag, "EXISTS TABLE "+r.Quote(a.d))
-	return err == nil && len(res.Rows) == 1 && adapters.Int(res.Rows[0][0]) == 1, err
 }
 
 // engineOf returns the engine name of a CREATE TABLE statement.
@@ -463,68 +393,8 @@ func engineOf(create string) string {
 	return name
 }
 
-// tablesWithPrefix lists the tables of database whose names start with
-// prefix, from system.columns, which (unlike system.tables on 18.16)
-// skips tables dropped while it runs.
-func (a *Adapter) tablesWithPrefix(ctx context.Context, tag adapters.Tag, database, prefix string) ([]string, error) {
-	res, err := a.query(ctx, tag, fmt.Sprintf("SELECT DISTINCT table FROM system.columns WHERE database = %s AND startsWith(table, %s) ORDER BY table",
-		a.d.QuoteString(database), a.d.QuoteString(prefix)))
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, row := range res.Rows {
-		if name := fmt.Sprint(row[0]); strings.HasPrefix(name, prefix) {
-			names = append(names, name)
-		}
-	}
-	return names, nil
-}
-
-// describe returns the columns query returns, without running it. The
-// runner describes a unit's query and then stages it: the last few
-// answers are kept.
-func (a *Adapter) describe(ctx context.Context, tag adapters.Tag, query string) ([]column, error) {
-	a.tablesMu.Lock()
-	cols, ok := a.described[query]
-	a.tablesMu.Unlock()
-	if ok {
-		return cols, nil
-	}
-	res, err := a.query(ctx, tag, "DESCRIBE TABLE "+subquery(query))
-	if err != nil {
-		return nil, err
-	}
-	cols = make([]column, len(res.Rows))
-	for i, row := range res.Rows {
-		cols[i] = column{Name: fmt.Sprint(row[0]), Type: fmt.Sprint(row[1])}
-	}
-	a.tablesMu.Lock()
-	if len(a.described) >= describedKept {
-		clear(a.described)
-	}
-	a.described[query] = cols
-	a.tablesMu.Unlock()
-	return cols, nil
-}
-
 // describedKept is how many query descriptions describe keeps.
 const describedKept = 64
-
-// schema returns r's database, defaulting to Config.Schema.
-func (a *Adapter) schema(r models.Relation) string {
-	if r.Schema == "" {
-		return a.cfg.Schema
-	}
-	return r.Schema
-}
-
-// drop drops table r if it exists, even when ctx is cancelled; errors are
-// ignored (CleanStages retries after a crash).
-func (a *Adapter) drop(ctx context.Context, tag adapters.Tag, r models.Relation) {
-	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+r.Quote(a.d))
-	a.forget(r)
-}
 
 // Query runs a read-only query tagged with tag. Values are normalized as
 // adapters.Result documents: UInt64 becomes int64 unless it is beyond
@@ -551,26 +421,5 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 // CleanStages drops the stages and swap tables of runs dead reports, on
 // a cluster from every node that answers.
 func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
-	return a.role.onStageHosts(func(h *Adapter) error { return h.cleanStagesHere(ctx, dead) })
-}
-
-// cleanStagesHere drops the stages and swap tables of runs dead reports on
-// a's server.
-func (a *Adapter) cleanStagesHere(ctx context.Context, dead func(runToken string) bool) error {
-	tag := adapters.Tag{Step: "clean"}
-	names, err := a.tablesWithPrefix(ctx, tag, a.cfg.StageSchema, "")
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, name := range names {
-		if token, ok := adapters.StageRun(name); !ok || !dead(token) {
-			continue
-		}
-		rel := models.Relation{Schema: a.cfg.StageSchema, Name: name}
-		if err := a.exec(ctx, tag, "DROP TABLE IF EXISTS "+rel.Quote(a.d)); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return a.role.onStageHosts(func(h *node) error { return h.cleanStagesHere(ctx, dead) })
 }

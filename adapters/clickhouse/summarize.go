@@ -45,7 +45,7 @@ type stageParts struct {
 // records its rows and the range of the window's column (see partRanges);
 // where it does not, ok is false.
 func (a *Adapter) SummarizeStage(ctx context.Context, st *adapters.Stage) ([]adapters.RowGroup, bool, error) {
-	p, err := a.stageParts(ctx, st)
+	p, err := a.stageParts(ctx, st, a.role.readsTargetParts())
 	if err != nil || !p.ranged {
 		return nil, false, err
 	}
@@ -54,36 +54,39 @@ func (a *Adapter) SummarizeStage(ctx context.Context, st *adapters.Stage) ([]ada
 
 // stageParts reads, in one query and once per stage, the stage's parts
 // and which partitions of the target the window touches (targetParts).
-func (a *Adapter) stageParts(ctx context.Context, st *adapters.Stage) (*stageParts, error) {
+//
+// readsTarget says whether the target's partitions are read here: they are
+// not where each shard's swap reads its own part of the target.
+func (n *node) stageParts(ctx context.Context, st *adapters.Stage, readsTarget bool) (*stageParts, error) {
 	s := stateOf(st)
 	if s.parts != nil {
 		return s.parts, nil
 	}
 	tag := st.Tag
 	tag.Step = "verify"
-	targetRel := a.resolve(st.Target)
-	target, err := a.table(ctx, tag, targetRel)
+	targetRel := n.resolve(st.Target)
+	target, err := n.table(ctx, tag, targetRel)
 	if err != nil {
 		return nil, err
 	}
 	if target != nil && strings.HasPrefix(target.Engine, "Replicated") {
 		// The partitions the window touches are read from this replica:
 		// first it applies whatever other replicas wrote before.
-		if err := a.syncReplica(ctx, tag, targetRel); err != nil {
+		if err := n.syncReplica(ctx, tag, targetRel); err != nil {
 			return nil, err
 		}
 	}
-	if !a.role.readsTargetParts() {
-		target = nil // each shard's swap reads its own part of the target
+	if !readsTarget {
+		target = nil
 	}
-	pr := a.partRanges(st, s.key)
-	d := a.d
+	pr := n.partRanges(st, s.key)
+	d := n.d
 	q := fmt.Sprintf("SELECT 's' AS kind, partition_id AS id, rows AS n, toString(%s) AS lo, toString(%s) AS hi FROM system.parts WHERE database = %s AND table = %s AND active",
 		pr.lo, pr.hi, d.QuoteString(st.Relation.Schema), d.QuoteString(st.Relation.Name))
 	if target != nil {
-		q += "\nUNION ALL " + a.targetPartsSQL(st, targetRel, pr, a.aligned(target, st.Window))
+		q += "\nUNION ALL " + n.targetPartsSQL(st, targetRel, pr, n.aligned(target, st.Window))
 	}
-	res, err := a.query(ctx, tag, q)
+	res, err := n.query(ctx, tag, q)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func (a *Adapter) stageParts(ctx context.Context, st *adapters.Stage) (*stagePar
 	}
 	p.staged = unique(p.staged)
 	if target != nil {
-		p.touched, p.outside = a.readTargetParts(target, st.Window, pr, trows)
+		p.touched, p.outside = n.readTargetParts(target, st.Window, pr, trows)
 	}
 	s.parts = p
 	st.State = s
@@ -112,13 +115,13 @@ func (a *Adapter) stageParts(ctx context.Context, st *adapters.Stage) (*stagePar
 
 // targetParts reads, now, which partitions of the target the window
 // touches, and whether they hold rows outside it (see targetPartsSQL).
-func (a *Adapter) targetParts(ctx context.Context, tag adapters.Tag, st *adapters.Stage, target *tableInfo) ([]string, bool, error) {
-	pr := a.partRanges(st, stateOf(st).key)
-	res, err := a.query(ctx, tag, a.targetPartsSQL(st, a.resolve(st.Target), pr, a.aligned(target, st.Window)))
+func (n *node) targetParts(ctx context.Context, tag adapters.Tag, st *adapters.Stage, target *tableInfo) ([]string, bool, error) {
+	pr := n.partRanges(st, stateOf(st).key)
+	res, err := n.query(ctx, tag, n.targetPartsSQL(st, n.resolve(st.Target), pr, n.aligned(target, st.Window)))
 	if err != nil {
 		return nil, false, err
 	}
-	touched, outside := a.readTargetParts(target, st.Window, pr, res.Rows)
+	touched, outside := n.readTargetParts(target, st.Window, pr, res.Rows)
 	return touched, outside, nil
 }
 
@@ -130,8 +133,8 @@ func (a *Adapter) targetParts(ctx context.Context, tag adapters.Tag, st *adapter
 // has can hold rows outside it, and the parts overlapping the window are
 // enough. Otherwise they are the partitions with rows inside the window (a
 // scan of the window), without ranges.
-func (a *Adapter) targetPartsSQL(st *adapters.Stage, target models.Relation, pr partRanges, aligned bool) string {
-	d, w := a.d, st.Window
+func (n *node) targetPartsSQL(st *adapters.Stage, target models.Relation, pr partRanges, aligned bool) string {
+	d, w := n.d, st.Window
 	if pr.ranged && aligned {
 		start, end := w.Bounds(d)
 		return fmt.Sprintf("SELECT 't', partition_id, rows, toString(%s), toString(%s) FROM system.parts WHERE database = %s AND table = %s AND active AND %s >= %s AND %s < %s",
@@ -149,7 +152,7 @@ func (a *Adapter) targetPartsSQL(st *adapters.Stage, target models.Relation, pr 
 // readTargetParts reads the rows of targetPartsSQL: the touched
 // partitions, and whether some of them may hold rows outside window w.
 // Without ranges that follows from the partition key (aligned).
-func (a *Adapter) readTargetParts(target *tableInfo, w adapters.Window, pr partRanges, rows [][]any) ([]string, bool) {
+func (n *node) readTargetParts(target *tableInfo, w adapters.Window, pr partRanges, rows [][]any) ([]string, bool) {
 	touched := []string{}
 	outside := false
 	for _, row := range rows {
@@ -159,7 +162,7 @@ func (a *Adapter) readTargetParts(target *tableInfo, w adapters.Window, pr partR
 		}
 	}
 	if !pr.ranged {
-		outside = !a.aligned(target, w)
+		outside = !n.aligned(target, w)
 	}
 	return uniqueOrEmpty(touched), outside
 }
@@ -179,9 +182,9 @@ type partRanges struct {
 // That is the window's column when the partition key is the column or a
 // calendar function of it (toYYYYMM(d), ...) and the column is a plain
 // Date (with date windows) or DateTime (with timestamp windows).
-func (a *Adapter) partRanges(st *adapters.Stage, key string) partRanges {
+func (n *node) partRanges(st *adapters.Stage, key string) partRanges {
 	w := st.Window
-	pr := partRanges{lo: "min_date", hi: "max_date", layout: "2006-01-02", zone: a.server.zone}
+	pr := partRanges{lo: "min_date", hi: "max_date", layout: "2006-01-02", zone: n.server.zone}
 	for _, c := range st.Columns {
 		if c.Name == w.Column {
 			pr.colType = c.Type
