@@ -21,7 +21,7 @@
 //	querier    RowCounter           yes     yes         yes
 //	stager     StageSummarizer      -       yes         -
 //	stager     StageCleaner         yes     yes         yes
-//	stager     Overlayer            yes     -           yes
+//	stager     Overlayer            yes     yes         yes
 //	publisher  Rebuilder            yes     yes         yes
 //	publisher  DirectPublisher      yes     -           -
 //	publisher  Seeder               yes     yes         yes
@@ -445,10 +445,12 @@ type RowGroup struct {
 	Lo, Hi any
 }
 
-// Overlayer is implemented by adapters that can publish several tables
-// together. Overlay creates a view of target as it will read once stages
-// are published: its rows outside the stages' windows plus the staged rows.
-// Downstream models of the same run read upstream models through it.
+// Overlayer is implemented by adapters that can show a table as it will
+// read before it is published. Overlay creates a view of target as it
+// will read once stages are published: its rows outside the stages'
+// windows plus the staged rows. Downstream models of a run publishing
+// together read upstream models through it, and a rebuild of a model
+// reading its own past reads its earlier partitions through one.
 type Overlayer interface {
 	// With replace, the view holds the staged rows only: the target as a
 	// full refresh (Rebuild) will leave it.

@@ -53,6 +53,7 @@ var Tests = []Test{
 	{"Leases", testLeases},
 	{"Seeds", testSeeds},
 	{"CleanStages", testCleanStages},
+	{"OverlayShowsTheTableAsItWillRead", testOverlay},
 }
 
 // Run runs the suite.
@@ -294,6 +295,44 @@ func testListAndWhole(t *testing.T, h *Harness) {
 	h.Publish(adapters.Swap{Stage: h.Stage(whole, wt, h.SelectFrom(h.Rel("src"), "2024-01-01", "2024-01-04"), adapters.Window{})})
 	h.Publish(adapters.Swap{Stage: h.Stage(whole, wt, h.SelectFrom(h.Rel("src"), "2024-01-03", "2024-01-04"), adapters.Window{})})
 	h.WantRows(wt, Row{"2024-01-03", 3})
+}
+
+// testOverlay: an Overlayer's view reads the target with the stages'
+// windows replaced by their rows, or, with replace, the stages alone; the
+// target is untouched, and the view is gone once dropped.
+func testOverlay(t *testing.T, h *Harness) {
+	o, ok := h.A.(adapters.Overlayer)
+	if !ok {
+		t.Skipf("the %s adapter has no overlays", h.A.Info().Name)
+	}
+	h.SetupLedger()
+	h.Seed("src", Row{"2024-01-01", 1}, Row{"2024-01-02", 2}, Row{"2024-01-03", 3})
+	h.Seed("src2", Row{"2024-01-02", 20}, Row{"2024-01-03", 30})
+	m := DayModel("m")
+	target := h.Rel("t")
+	h.Publish(adapters.Swap{Stage: h.Stage(m, target, h.SelectFrom(h.Rel("src"), "2024-01-01", "2024-01-04"), Window("2024-01-01", "2024-01-04"))})
+	day2 := h.Stage(m, target, h.SelectFrom(h.Rel("src2"), "2024-01-02", "2024-01-03"), Window("2024-01-02", "2024-01-03"))
+	day3 := h.Stage(m, target, h.SelectFrom(h.Rel("src2"), "2024-01-03", "2024-01-04"), Window("2024-01-03", "2024-01-04"))
+	for _, tc := range []struct {
+		replace bool
+		want    []Row
+	}{
+		{false, []Row{{"2024-01-01", 1}, {"2024-01-02", 20}, {"2024-01-03", 30}}},
+		{true, []Row{{"2024-01-02", 20}, {"2024-01-03", 30}}},
+	} {
+		view, err := o.Overlay(h.Ctx, target, []*adapters.Stage{day2, day3}, tc.replace)
+		if err != nil {
+			t.Fatalf("Overlay(replace %v): %v", tc.replace, err)
+		}
+		h.WantRows(view, tc.want...)
+		if err := o.DropOverlay(h.Ctx, view); err != nil {
+			t.Fatalf("DropOverlay: %v", err)
+		}
+		if _, err := h.A.Query(h.Ctx, "SELECT * FROM "+view.Quote(h.D()), adapters.Tag{}); err == nil {
+			t.Errorf("the overlay %s is still there after DropOverlay", view)
+		}
+	}
+	h.WantRows(target, Row{"2024-01-01", 1}, Row{"2024-01-02", 2}, Row{"2024-01-03", 3})
 }
 
 func testFailedSwap(t *testing.T, h *Harness) {

@@ -19,7 +19,7 @@ func OverlaySQL(d models.Dialect, view, target models.Relation, targetExists boo
 	if targetExists {
 		keep := make([]string, len(stages))
 		for i, s := range stages {
-			keep[i] = "NOT coalesce(" + s.Window.Predicate(d) + ", FALSE)"
+			keep[i] = "NOT coalesce(" + s.Window.Predicate(d) + ", " + d.Bool(false) + ")"
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, target.Quote(d), strings.Join(keep, " AND ")))
 	}
