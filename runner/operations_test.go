@@ -70,7 +70,7 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	if err != nil || st[0].Counts[plan.StateStale] != 31 {
 		t.Fatalf("status after the change: %v, %v", st, err)
 	}
-	accepted, err := e.runner.Accept(ctx, sel, "accept-1", func(runner.Event) {})
+	accepted, err := e.runner.Accept(ctx, sel, "accept-1", 0, func(runner.Event) {})
 	if err != nil || len(accepted) != 1 || accepted[0].Partitions != 31 {
 		t.Fatalf("accept: %+v, %v", accepted, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -54,9 +55,10 @@ func (r *Runner) saveVersions(ctx context.Context, p *plan.Plan) error {
 // its partitions in range that an earlier version built, without
 // recomputing them (a forward-only change): it writes what
 // plan.Reader.Acceptance decides, holding the tables' leases as a run
-// does. The ledger's version row records the acceptance, and plan notes
-// it.
-func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, wait func(Event)) ([]plan.Accepted, error) {
+// does, waiting up to wait for tables another run holds (observe hears
+// of the waiting). The ledger's version row records the acceptance, and
+// plan notes it.
+func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, wait time.Duration, observe func(Event)) ([]plan.Accepted, error) {
 	acc, err := r.Acceptance(ctx, sel)
 	if err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, w
 		return nil, err
 	}
 	// Accepting rewrites ledger records: hold the tables as a run does.
-	if err := r.acquireLeases(ctx, runID, tables, DefaultLeaseTTL, 0, wait); err != nil {
+	if err := r.acquireLeases(ctx, runID, tables, DefaultLeaseTTL, wait, observe); err != nil {
 		return nil, err
 	}
 	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)

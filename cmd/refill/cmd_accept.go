@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/runner"
 	"github.com/refill/refill/runner/plan"
 )
@@ -13,6 +16,7 @@ import (
 func (a *app) acceptCommand() *cobra.Command {
 	var f selectionFlags
 	var yes bool
+	var wait time.Duration
 	c := &cobra.Command{
 		Use:   "accept MODEL...",
 		Short: "Accept a model's new SQL for the partitions already built, without recomputing them",
@@ -62,8 +66,12 @@ refill pl --explain shows what changed before you accept it.
 				}
 			}
 			id := runner.NewRunID(sel.Now)
-			acc, err := s.runner.Accept(a.ctx, sel, id, func(runner.Event) {})
+			acc, err := s.runner.Accept(a.ctx, sel, id, wait, func(runner.Event) {})
 			if err != nil {
+				var held *adapters.LeaseHeldError
+				if errors.As(err, &held) {
+					return fmt.Errorf("%w\nNothing was accepted. Wait for that run to finish, or pass --wait DURATION", err)
+				}
 				return err
 			}
 			if len(acc) == 0 {
@@ -81,6 +89,7 @@ refill pl --explain shows what changed before you accept it.
 	f.register(c, false)
 	a.completeSelection(c)
 	c.Flags().BoolVarP(&yes, "yes", "y", false, "accept (without it, accept shows what it would accept)")
+	c.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for tables another run holds (default: fail at once, exit 3)")
 	return c
 }
 
