@@ -53,10 +53,23 @@ race:
 	$(GO) test -tags $(TAGS) -race -short -count=1 -timeout 30m ./runner/ ./runner/plan/ ./cmd/refill/
 
 # Many more random cases of the oracle test than make test runs (see
-# cmd/refill/oracle_test.go); ORACLE_CASES sets how many.
+# cmd/refill/oracle_test.go): ORACLE_CASES of them on ENGINE, one of
+# duckdb (the default), clickhouse (the server CLICKHOUSE_DSN names),
+# chdb (ClickHouse 26 at CHDB_DSN) or cluster (both layouts of the cluster
+# CLICKHOUSE_CLUSTER_DSN names).
 ORACLE_CASES ?= 200
+ENGINE ?= duckdb
+oracle_test_duckdb = ^TestOracle$$
+oracle_test_clickhouse = ^TestOracleClickHouse$$
+oracle_test_chdb = ^TestOracleClickHouse$$
+oracle_test_cluster = ^TestOracleCluster$$
+oracle_env_clickhouse = CLICKHOUSE_DSN
+oracle_env_chdb = CHDB_DSN
+oracle_env_cluster = CLICKHOUSE_CLUSTER_DSN
 oracle:
-	$(GO) test -tags $(TAGS) -count=1 -timeout 120m -run 'TestOracle$$' ./cmd/refill/ -oracle.cases $(ORACLE_CASES)
+	@test -n '$(oracle_test_$(ENGINE))' || { echo "unknown ENGINE=$(ENGINE): want duckdb, clickhouse, chdb or cluster"; exit 2; }
+	@$(if $(oracle_env_$(ENGINE)),test -n "$$$(oracle_env_$(ENGINE))" || { echo "ENGINE=$(ENGINE) needs $(oracle_env_$(ENGINE)) set (see README: Testing)"; exit 2; })
+	$(if $(filter chdb,$(ENGINE)),CLICKHOUSE_DSN=$$CHDB_DSN) $(GO) test -tags $(TAGS) -count=1 -timeout 240m -run '$(oracle_test_$(ENGINE))' ./cmd/refill/ -oracle.cases $(ORACLE_CASES)
 
 # Backfill the example shop (January to April 2024) into
 # testdata/shop/warehouse.duckdb and print its status.

@@ -35,6 +35,9 @@ type modelVariant struct {
 // text renders m's file for v.
 func (m *genModel) text(v modelVariant) string {
 	src := m.sql(v.k)
+	if m.src != "" {
+		src = strings.ReplaceAll(src, `source("raw.events")`, `source("`+m.src+`.events")`)
+	}
 	header, body := "", src
 	if rest, ok := strings.CutPrefix(src, "/* refill\n"); ok {
 		i := strings.Index(rest, "*/\n")
@@ -66,7 +69,7 @@ func (o *oracle) writeModel(m *genModel) {
 	o.write("models/"+m.name+".sql", m.text(m.v))
 	p := o.project()
 	pm := p.ModelByName(m.name)
-	fp := pm.Version(&models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars, Target: "dev"}).Fingerprint
+	fp := pm.Version(o.wh.scope(p)).Fingerprint
 	if o.variants == nil {
 		o.variants = map[string]modelVariant{}
 	}
@@ -179,7 +182,7 @@ func (o *oracle) versionOf(led map[string]ledgerRecord) func(m *models.Model, pa
 			return pm
 		}
 		files := fstest.MapFS{}
-		for _, name := range []string{"refill.yml", "seeds/raw/events.csv"} {
+		for _, name := range []string{"refill.yml", "seeds/" + o.wh.source() + "/events.csv"} {
 			b, err := os.ReadFile(path.Join(o.dir, name))
 			if err != nil {
 				o.t.Fatal(err)
