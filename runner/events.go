@@ -1,6 +1,10 @@
 package runner
 
-import "time"
+import (
+	"time"
+
+	"github.com/refill/refill/runner/plan"
+)
 
 // Status is a partition's outcome in a run.
 type Status string
@@ -57,6 +61,10 @@ type Summary struct {
 	Unrecorded error
 	Started    time.Time
 	Finished   time.Time
+	// Plan is the plan the run ran: the one Run was given, or the one it
+	// made again after waiting for another run's leases (that run changed
+	// the ledger the first was read from).
+	Plan *plan.Plan
 }
 
 // EventKind tells events apart.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -19,9 +20,10 @@ const DefaultLeaseTTL = time.Minute
 const leasePoll = 2 * time.Second
 
 // acquireLeases takes a lease on every table, in sorted order, waiting up
-// to wait for leases other runs hold. On failure it releases what it took
-// and returns the *adapters.LeaseHeldError.
-func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []string, ttl, wait time.Duration, observe func(Event)) error {
+// to wait for leases other runs hold; waited says whether it had to. On
+// failure it releases every lease of runID and returns the
+// *adapters.LeaseHeldError.
+func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []string, ttl, wait time.Duration, observe func(Event)) (waited bool, err error) {
 	sort.Strings(tables)
 	host, _ := os.Hostname()
 	deadline := r.Now().Add(wait)
@@ -36,18 +38,49 @@ func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []strin
 			var held *adapters.LeaseHeldError
 			if !errors.As(err, &held) || !now.Before(deadline) {
 				r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
-				return err
+				return waited, err
 			}
+			waited = true
 			observe(Event{Kind: EventWaiting, Message: fmt.Sprintf("waiting for %s: %v", t, held)})
 			select {
 			case <-ctx.Done():
 				r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
-				return ctx.Err()
+				return waited, ctx.Err()
 			case <-time.After(min(leasePoll, time.Until(deadline)+10*time.Millisecond)):
 			}
 		}
 	}
-	return nil
+	return waited, nil
+}
+
+// leaseFresh takes the leases of tables, as acquireLeases does. A run
+// that had to wait for another computed what it writes from a ledger that
+// run has changed since (or, killed, left publications the ledger shows
+// only now that its leases expired): refresh computes it again and
+// returns the tables it writes, and the leases of any it adds are taken
+// too. On failure every lease of runID is released.
+func (r *Runner) leaseFresh(ctx context.Context, runID string, tables []string, ttl, wait time.Duration, observe func(Event),
+	refresh func() ([]string, error)) error {
+	waited, err := r.acquireLeases(ctx, runID, tables, ttl, wait, observe)
+	if err != nil || !waited {
+		return err
+	}
+	now, err := refresh()
+	if err != nil {
+		r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
+		return err
+	}
+	var more []string
+	for _, t := range now {
+		if !slices.Contains(tables, t) {
+			more = append(more, t)
+		}
+	}
+	if len(more) == 0 {
+		return nil
+	}
+	_, err = r.acquireLeases(ctx, runID, more, ttl, wait, observe)
+	return err
 }
 
 // heartbeat renews runID's leases until ctx is done. A renewal that fails

@@ -113,7 +113,7 @@ func (r *Runner) Prune(ctx context.Context, names []string, runID string, wait f
 		chosen = append(chosen, o)
 		tables = append(tables, o.Table.String())
 	}
-	if err := r.acquireLeases(ctx, runID, tables, DefaultLeaseTTL, 0, wait); err != nil {
+	if _, err := r.acquireLeases(ctx, runID, tables, DefaultLeaseTTL, 0, wait); err != nil {
 		return nil, err
 	}
 	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)

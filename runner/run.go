@@ -112,7 +112,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 		opts.Observe = func(Event) {}
 	}
 	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
-	e.summary = &Summary{RunID: opts.RunID, Started: r.Now()}
+	e.summary = &Summary{RunID: opts.RunID, Started: r.Now(), Plan: p}
 	if len(p.Steps) == 0 {
 		// Nothing to build, but a run that went on with a node down may
 		// have left staging tables there, and no later run would drop
@@ -129,8 +129,17 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	host, _ := os.Hostname()
 	run := &adapters.Run{ID: opts.RunID, Target: r.Target, Status: adapters.RunRunning, Selection: sel.JSON(),
 		Host: host, PID: os.Getpid(), StartedAt: e.summary.Started}
-	tables := e.tables()
-	if err := r.acquireLeases(ctx, opts.RunID, tables, opts.LeaseTTL, opts.Wait, opts.Observe); err != nil {
+	err := r.leaseFresh(ctx, opts.RunID, e.tables(), opts.LeaseTTL, opts.Wait, opts.Observe, func() ([]string, error) {
+		fresh, err := r.Plan(ctx, p.Selection)
+		if err != nil {
+			return nil, fmt.Errorf("planning again after waiting for another run: %w", err)
+		}
+		opts.Observe(Event{Kind: EventWaiting, Message: fmt.Sprintf("planned again, from the ledger as the other run left it: %d partitions to run, %d blocked (the plan shown had %d and %d)",
+			len(fresh.Steps), len(fresh.Blocked), len(p.Steps), len(p.Blocked))})
+		p, e.plan, e.summary.Plan = fresh, fresh, fresh
+		return e.tables(), nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), opts.RunID)

@@ -70,11 +70,22 @@ func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, w
 	if err := r.Adapter.SetupLedger(ctx); err != nil {
 		return nil, err
 	}
-	// Accepting rewrites ledger records: hold the tables as a run does.
-	if err := r.acquireLeases(ctx, runID, tables, DefaultLeaseTTL, wait, observe); err != nil {
+	// Accepting rewrites ledger records: hold the tables as a run does,
+	// and decide again after waiting for another run.
+	err = r.leaseFresh(ctx, runID, tables, DefaultLeaseTTL, wait, observe, func() ([]string, error) {
+		if acc, err = r.Acceptance(ctx, sel); err != nil {
+			return nil, err
+		}
+		records, versions, tables, out, now = acc.Records, acc.Versions, acc.Tables, acc.Models, acc.At
+		return tables, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	defer r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
+	if len(records) == 0 {
+		return nil, nil
+	}
 	// The records first: a crash before the versions leaves no note
 	// claiming an acceptance (acceptedNotes counts the records).
 	if err := r.Adapter.RecordPartitions(ctx, records); err != nil {

@@ -307,4 +307,41 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 	if err != nil || len(res.Rows) != 0 {
 		t.Errorf("stages left after the rerun: %v (%v)", res, err)
 	}
+
+	// Killed again in a forced rerun of the same version, its leases left
+	// to expire: a run a day later plans while the killed run looks alive,
+	// its stages no evidence yet, so the days it published without
+	// recording look done. Once that run holds the tables it plans again
+	// and redoes them with the new day; had it not, it would exit 0 and
+	// leave them pending (found by the oracle, seed 1796436526001680588).
+	p = startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--mode", "all", "--concurrency", "1")
+	waitFor(t, p.lines, "ok", 2)
+	p.signal(syscall.SIGKILL)
+	p.wait()
+	if leases, err = ch.Leases(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	beat := time.Now()
+	for _, l := range leases {
+		if strings.HasPrefix(l.Table, prefix) {
+			if err := ch.RenewLeases(context.Background(), l.RunID, beat, beat.Add(10*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const dayAfter = "--now=2024-03-21"
+	r := mustRefill(t, dir, "run", dayAfter, "--var", "k=2", "--wait", "60s")
+	if !strings.Contains(r.stdout, "planned again") {
+		t.Errorf("the run that waited does not say it planned again:\n%s", r.stdout)
+	}
+	for d, s := range partitionStates(t, dir, prefix+"mart.m", dayAfter, "--var", "k=2") {
+		if s != "done" {
+			t.Errorf("after the run that waited %s is %s\n%s", d, s, r.stdout)
+		}
+	}
+	for d, w := range sums("w") {
+		if w != 2*base[d] {
+			t.Errorf("after the run that waited %s sums to %d, want %d", d, w, 2*base[d])
+		}
+	}
 }

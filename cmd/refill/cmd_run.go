@@ -209,6 +209,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		}
 		return err
 	}
+	pl = summary.Plan // planned again if it waited for another run
 	if text {
 		a.printSummary(a.stdout, s, summary, pl)
 	} else if err := writeJSON(a.stdout, runJSON(summary, pl)); err != nil {

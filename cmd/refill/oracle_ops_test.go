@@ -92,18 +92,8 @@ func (o *oracle) fullRefresh() {
 
 // changeColumns gives a model an extra column, or takes it away, with
 // on_schema_change: rebuild: the next run rebuilds its table.
-//
-// Not, in horizon cases, on the model reading its own past: its rebuild
-// needs every partition through the clock, and a run over a range ending
-// before the clock blocks on the partitions after it (exit 5, every time),
-// a planner gap the oracle found and that is open (see the note on issue
-// 31): a rebuild forced by a column change should stop at the range's end
-// where the table holds nothing after it.
 func (o *oracle) changeColumns() {
 	m := o.pick()
-	if !o.through.IsZero() && m.name == "cumulative" {
-		return
-	}
 	m.v.extra, m.v.rebuild = !m.v.extra, true
 	o.writeModel(m)
 	o.logf("edit %s: extra column %v", m.name, m.v.extra)

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -47,12 +48,14 @@ import (
 // target.adapter where the engines differ.
 //
 // go test -run TestOracle -oracle.cases 200 runs more cases (make oracle
-// ENGINE=...); -oracle.seed N replays one.
+// ENGINE=...); -oracle.seed N replays one, and -oracle.keep DIR keeps its
+// project (refill.yml, models, the DuckDB file) to look into.
 
 var (
 	oracleCases = flag.Int("oracle.cases", 10, "random cases TestOracle runs")
 	oracleSeed  = flag.Uint64("oracle.seed", 0, "run only the case with this seed")
 	oracleSteps = flag.Int("oracle.steps", 9, "commands per case")
+	oracleKeep  = flag.String("oracle.keep", "", "keep each case's project in a directory of its own under this one")
 )
 
 // The generated project's calendar: events from 26 February to 12 March
@@ -431,7 +434,14 @@ func newOracle(t *testing.T, bin string, seed uint64, want ...string) *oracle {
 
 // newOracleOn generates case seed on the warehouse open returns.
 func newOracleOn(t *testing.T, bin string, seed uint64, open func(o *oracle) warehouse, want ...string) *oracle {
-	o := &oracle{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), dir: t.TempDir(), bin: bin,
+	dir := t.TempDir()
+	if *oracleKeep != "" {
+		dir = filepath.Join(*oracleKeep, fmt.Sprint(seed))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &oracle{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), dir: dir, bin: bin,
 		byName: map[string]*genModel{}, allowed: map[string]bool{}, errorf: t.Errorf}
 	o.wh = open(o)
 	all := oracleModels()

@@ -638,15 +638,27 @@ func (pl *planner) block(m *models.Model) {
 	}
 	// For a model that reads its own past: the outcome of its steps so far.
 	own := map[string]Reason{}
+	// cut is the wait that left out a partition of a rebuilt table: the
+	// new table holds the partitions before it and none after, so that
+	// it has no gap (a whole-table model reading it reads it through its
+	// last partition), and the ledger says so.
+	var cut *waitNote
 	for _, st := range steps {
 		if st.Reason == ReasonRemove {
 			kept = append(kept, st) // reads nothing
+			continue
+		}
+		if cut != nil {
+			pl.noteWaiting(m, cut)
 			continue
 		}
 		b, wait := pl.unreadable(m, st.Partition, own)
 		switch {
 		case wait != nil && !pl.sel.AllowMissingUpstream:
 			pl.noteWaiting(m, wait)
+			if pl.rebuild[m] {
+				cut = wait
+			}
 			continue
 		case b != nil && !pl.sel.AllowMissingUpstream:
 			by := b.by
@@ -867,10 +879,13 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 		if up.Kind() != models.TimePartitioned {
 			continue
 		}
-		if r := pl.a.ledger.latestHeld(up.Name); r != nil {
+		if pl.rebuild[up] {
+			// Its new table holds what this plan builds, not what the
+			// ledger says the old one does.
+		} else if r := pl.a.ledger.latestHeld(up.Name); r != nil {
 			h = latest(h, r.WindowStart.Add(time.Second))
 		}
-		if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() {
+		if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() && !pl.rebuild[up] {
 			// Every complete partition before the floor is built.
 			if last, complete := pl.lastComplete(up); complete {
 				h = latest(h, earliest(floor, up.PartitionAt(last).End))
