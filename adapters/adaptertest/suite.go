@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -407,6 +408,32 @@ func testLedger(t *testing.T, h *Harness) {
 	}
 	if got := recs[0]; fmt.Sprint(got) != fmt.Sprint(failed) {
 		t.Errorf("record round trip:\n got %+v\nwant %+v", got, failed)
+	}
+	// Many records at once, as a rebuild writes them (more than one
+	// statement holds on ClickHouse), in every statement some with equal
+	// values in two columns (one row and one attempt) and some with no
+	// row count (NULL): ClickHouse 26 refused a statement whose first
+	// row had no column names, as ambiguous columns of different types.
+	var many []adapters.Record
+	for i := range 700 {
+		hour := start.Add(time.Duration(i) * time.Hour)
+		many = append(many, adapters.Record{Model: "many", Partition: hour.Format("2006-01-02T15"), State: adapters.StatePending,
+			Fingerprint: "f", Rows: int64(1 - i%2), RunID: "r1", Attempts: 1, WindowStart: hour, WindowEnd: hour.Add(time.Hour),
+			StartedAt: start, FinishedAt: start, PublishedAt: start})
+	}
+	if err := h.A.RecordPartitions(h.Ctx, many); err != nil {
+		t.Fatalf("recording %d records at once: %v", len(many), err)
+	}
+	if recs, err = h.A.Partitions(h.Ctx, []string{"many"}); err != nil || len(recs) != len(many) {
+		t.Errorf("%d records written at once read back as %d (%v)", len(many), len(recs), err)
+	} else {
+		slices.SortFunc(recs, func(a, b adapters.Record) int { return a.WindowStart.Compare(b.WindowStart) })
+		for i := range recs {
+			if fmt.Sprint(recs[i]) != fmt.Sprint(many[i]) {
+				t.Errorf("records written at once: %d of %d:\n got %+v\nwant %+v", i, len(many), recs[i], many[i])
+				break
+			}
+		}
 	}
 	run := &adapters.Run{ID: "r1", Target: "t", Status: adapters.RunRunning, Selection: `{"from":"2024-01-01"}`, Host: "h", PID: 42, StartedAt: start}
 	if err := h.A.SaveRun(h.Ctx, run); err != nil {

@@ -94,23 +94,22 @@ func insertSelectStatements(d Dialect, table models.Relation, columns []string, 
 	n := 0
 	for _, row := range rows {
 		sel := "SELECT " + strings.Join(row, ", ")
-		if n == 0 {
-			// Every value of the first SELECT gets its column's name as an
-			// alias: unnamed, equal literals (a time in two columns, one
-			// of them Nullable) make one ambiguous column on 23.12 and
-			// later (ClickHouse issue #58098).
-			aliased := make([]string, len(row))
-			for i, v := range row {
-				aliased[i] = v + " AS " + names[i]
-			}
-			sel = "SELECT " + strings.Join(aliased, ", ")
-		}
 		if n > 0 && (b.Len()+len(sel) > maxBytes || (n+1)*len(row) > maxValues) {
 			stmts = append(stmts, b.String())
 			b.Reset()
 			n = 0
 		}
 		if n == 0 {
+			// Every value of a statement's first SELECT gets its column's
+			// name as an alias: unnamed, equal literals (a time in two
+			// columns, one of them Nullable; a row count of 1 that other
+			// rows leave NULL, and one attempt) make one ambiguous column
+			// on 23.12 and later (ClickHouse issue #58098).
+			aliased := make([]string, len(row))
+			for i, v := range row {
+				aliased[i] = v + " AS " + names[i]
+			}
+			sel = "SELECT " + strings.Join(aliased, ", ")
 			b.WriteString(head)
 		} else {
 			b.WriteString("\nUNION ALL ")

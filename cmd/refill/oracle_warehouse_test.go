@@ -181,6 +181,9 @@ func newClickHouseWarehouse(t *testing.T, dir string, server adaptertest.Server,
 	a := server.Open(t, clickhouse.Engine(), adaptertest.Schemas{Default: w.prefix, Ledger: w.prefix + "_refill", Stage: w.prefix + "_stage"})
 	w.a = a.(*clickhouse.Adapter)
 	t.Cleanup(func() {
+		if *oracleKeep != "" {
+			return // kept with the project, to look into
+		}
 		on := ""
 		if layout != "" {
 			on = " ON CLUSTER " + w.env[1]
