@@ -462,3 +462,45 @@ func TestARebuildOverARangeEndsWhereItsUpstreamDoes(t *testing.T) {
 		}
 	}
 }
+
+// A partition reaching past the range's end (a New York day ending after
+// the UTC day the range ends on) that reads there an upstream partition
+// whose publication may not have finished waits, as it does when that
+// partition was never built: the range does not rebuild it, and a run
+// over the range must not fail for it. (Found by the oracle on
+// ClickHouse, seed 1796446577361717194: a killed full refresh left the
+// hours after the range pending.)
+func TestAPartitionReachingPastTheRangeWaitsForAPendingUpstream(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{
+		"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
+		"models/hourly.sql": {Data: []byte("/* refill\npartition_by: h\ngrain: hour\nstart: 2024-01-01\n*/\n" +
+			"SELECT h FROM {{ source(\"raw.e\") }} WHERE h >= {{ start }} AND h < {{ end }}")},
+		"models/ny_daily.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\ntimezone: America/New_York\n*/\n" +
+			"SELECT count(*) AS n FROM {{ ref(\"hourly\") }} WHERE h >= {{ start }} AND h < {{ end }}")},
+	}
+	p, err := models.Load(fsys, loadOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := &project{t: t, p: p, scope: &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main"}, built: time.Date(2024, 1, 4, 0, 30, 0, 0, time.UTC)}
+	var hours []string
+	for h := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC); h.Before(time.Date(2024, 1, 3, 12, 0, 0, 0, time.UTC)); h = h.Add(time.Hour) {
+		hours = append(hours, h.Format("2006-01-02T15"))
+	}
+	records := pr.done("hourly", "", hours...)
+	for i := range records {
+		if records[i].Partition == "2024-01-02T02" { // in New York's 1 January, after the range
+			records[i].State = adapters.StatePending
+		}
+	}
+	_, got := pr.plan(records, plan.Selection{Select: []string{"ny_daily"}, From: "2024-01-01", To: "2024-01-01"})
+	if len(got) != 0 {
+		t.Errorf("a run over 1 January plans %v; want New York's 1 January left out, waiting for hourly 2024-01-02T02", sortedMap(got))
+	}
+	// Over a range holding that hour, it is what blocks the day.
+	_, got = pr.plan(records, plan.Selection{Select: []string{"ny_daily"}, From: "2024-01-01", To: "2024-01-02"})
+	if got["ny_daily 2024-01-01"] != plan.ReasonBlocked {
+		t.Errorf("a run through 2 January plans %v; want New York's 1 January blocked by the pending hour", sortedMap(got))
+	}
+}

@@ -791,6 +791,13 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 					return &blockage{fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
 						fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), by}, nil
 				}
+			case rec != nil && !rec.State.Published() && m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() &&
+				!q.Start.Before(rangeEnd) && p.End.After(rangeEnd):
+				// p reaches past the range's end and reads there a
+				// partition that is not built (failed, or its publication
+				// unfinished), which the range does not rebuild: not yet,
+				// as when it was never built (below).
+				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
 			case rec != nil && rec.State == adapters.StateFailed:
 				by.State = ReasonFailed
 				return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
