@@ -324,14 +324,16 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 	beat := time.Now()
 	for _, l := range leases {
 		if strings.HasPrefix(l.Table, prefix) {
-			if err := ch.RenewLeases(context.Background(), l.RunID, beat, beat.Add(10*time.Second)); err != nil {
+			if err := ch.RenewLeases(context.Background(), l.RunID, beat, beat.Add(20*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	const dayAfter = "--now=2024-03-21"
 	r := mustRefill(t, dir, "run", dayAfter, "--var", "k=2", "--wait", "60s")
-	if !strings.Contains(r.stdout, "planned again") {
+	// (On a loaded machine the leases may expire before it asks for them:
+	// then it planned after, and must have built the same.)
+	if strings.Contains(r.stdout, "waiting for") && !strings.Contains(r.stdout, "planned again") {
 		t.Errorf("the run that waited does not say it planned again:\n%s", r.stdout)
 	}
 	for d, s := range partitionStates(t, dir, prefix+"mart.m", dayAfter, "--var", "k=2") {
