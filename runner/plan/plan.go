@@ -773,6 +773,11 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 				fmt.Sprintf("reads %s, which has no table yet", up.Name), Blocker{up.Name, first.Key, ReasonMissing}}, nil
 		}
 		for _, q := range reads {
+			// p reaches past the range's end (a month holding its last
+			// day, a local day ending after it) and q lies there: what the
+			// range does not build, q is not yet, as a partition not
+			// complete yet.
+			pastRange := m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() && !q.Start.Before(rangeEnd) && p.End.After(rangeEnd)
 			by := Blocker{up.Name, q.Key, ""}
 			if st := pl.planned[up][q.Key]; st != nil && pl.selected[up] {
 				if st.Reason == ReasonBlocked {
@@ -791,12 +796,9 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 					return &blockage{fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
 						fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), by}, nil
 				}
-			case rec != nil && !rec.State.Published() && m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() &&
-				!q.Start.Before(rangeEnd) && p.End.After(rangeEnd):
-				// p reaches past the range's end and reads there a
-				// partition that is not built (failed, or its publication
-				// unfinished), which the range does not rebuild: not yet,
-				// as when it was never built (below).
+			case rec != nil && !rec.State.Published() && pastRange:
+				// Not built (failed, or its publication unfinished), and
+				// the range does not rebuild it: as if never built (below).
 				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
 			case rec != nil && rec.State == adapters.StateFailed:
 				by.State = ReasonFailed
@@ -811,11 +813,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 					continue // an open partition reads what there is; it is redone once complete
 				}
 				return nil, &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
-			case m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() && !q.Start.Before(rangeEnd) && p.End.After(rangeEnd):
-				// p reaches past the range's end (a month holding its last
-				// day, a local day ending after it) and reads there what
-				// the range does not build: not yet, as a partition not
-				// complete yet.
+			case pastRange:
 				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
 			default:
 				how, hows := "select +"+m.Name+" to build it", "select +"+m.Name+" to build them"
@@ -886,16 +884,17 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 		if up.Kind() != models.TimePartitioned {
 			continue
 		}
-		if pl.rebuild[up] {
-			// Its new table holds what this plan builds, not what the
-			// ledger says the old one does.
-		} else if r := pl.a.ledger.latestHeld(up.Name); r != nil {
-			h = latest(h, r.WindowStart.Add(time.Second))
-		}
-		if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() && !pl.rebuild[up] {
-			// Every complete partition before the floor is built.
-			if last, complete := pl.lastComplete(up); complete {
-				h = latest(h, earliest(floor, up.PartitionAt(last).End))
+		// A rebuilt upstream's new table holds what this plan builds (its
+		// steps, below), not what the ledger says the old one does.
+		if !pl.rebuild[up] {
+			if r := pl.a.ledger.latestHeld(up.Name); r != nil {
+				h = latest(h, r.WindowStart.Add(time.Second))
+			}
+			if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() {
+				// Every complete partition before the floor is built.
+				if last, complete := pl.lastComplete(up); complete {
+					h = latest(h, earliest(floor, up.PartitionAt(last).End))
+				}
 			}
 		}
 		steps := pl.steps[up]
