@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/runner/plan"
 )
 
 // DefaultLeaseTTL is how long a lease lasts without a heartbeat. A run
@@ -53,19 +54,31 @@ func (r *Runner) acquireLeases(ctx context.Context, runID string, tables []strin
 	return waited, nil
 }
 
-// leaseFresh takes the leases of tables, as acquireLeases does. A run
-// that had to wait for another computed what it writes from a ledger that
-// run has changed since (or, killed, left publications the ledger shows
-// only now that its leases expired): refresh computes it again and
-// returns the tables it writes, and the leases of any it adds are taken
-// too. On failure every lease of runID is released.
+// leaseFresh takes the leases of tables, as acquireLeases does. What the
+// run writes was computed from a ledger that may have changed since: a
+// run it waited for changed it, and a run that stopped without recording
+// what it published (adapters.Deferrer) shows it only once its leases
+// expire, which may be after the plan and before these leases. Then
+// refresh computes it again and returns the tables it writes, and the
+// leases of any it adds are taken too. On failure every lease of runID is
+// released.
 func (r *Runner) leaseFresh(ctx context.Context, runID string, tables []string, ttl, wait time.Duration, observe func(Event),
-	refresh func() ([]string, error)) error {
+	refresh func(waited bool) ([]string, error)) error {
 	waited, err := r.acquireLeases(ctx, runID, tables, ttl, wait, observe)
-	if err != nil || !waited {
+	if err != nil {
 		return err
 	}
-	now, err := refresh()
+	if !waited {
+		dead, err := r.AnyUnrecorded(ctx)
+		if err != nil {
+			r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
+			return err
+		}
+		if !dead {
+			return nil
+		}
+	}
+	now, err := refresh(waited)
 	if err != nil {
 		r.Adapter.ReleaseLeases(context.WithoutCancel(ctx), runID)
 		return err
@@ -81,6 +94,67 @@ func (r *Runner) leaseFresh(ctx context.Context, runID string, tables []string, 
 	}
 	_, err = r.acquireLeases(ctx, runID, more, ttl, wait, observe)
 	return err
+}
+
+// settle returns p, or p planned again when what p read may have changed
+// under it, for a plan with nothing to build (which takes no lease): a run
+// that defers its records (adapters.Deferrer) and holds a table p selects
+// may still publish there, or die and leave publications it did not
+// record. Such a run is waited for (up to wait; past it the
+// *adapters.LeaseHeldError is returned, as to a run with work), and so are
+// the publications of stopped runs.
+func (r *Runner) settle(ctx context.Context, p *plan.Plan, runID string, ttl, wait time.Duration, observe func(Event)) (*plan.Plan, error) {
+	if _, ok := r.Adapter.(adapters.Deferrer); !ok {
+		return p, nil
+	}
+	leases, err := r.Adapter.Leases(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading leases: %w", err)
+	}
+	selected := map[string]bool{}
+	for _, m := range p.Models {
+		selected[r.Scope.Relation(m).String()] = true
+	}
+	now := r.Now()
+	var busy []string
+	for _, l := range leases {
+		if selected[l.Table] && l.RunID != runID && l.ExpiresAt.After(now) && !slices.Contains(busy, l.Table) {
+			busy = append(busy, l.Table)
+		}
+	}
+	if len(busy) > 0 {
+		_, err := r.acquireLeases(ctx, runID, busy, ttl, wait, observe)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Adapter.ReleaseLeases(ctx, runID); err != nil {
+			return nil, err
+		}
+	} else {
+		dead, err := r.AnyUnrecorded(ctx)
+		if err != nil || !dead {
+			return p, err
+		}
+	}
+	fresh, err := r.Plan(ctx, p.Selection)
+	if err != nil {
+		return nil, fmt.Errorf("planning again: %w", err)
+	}
+	if len(fresh.Steps) > 0 || len(fresh.Blocked) > 0 {
+		observe(replanned(len(busy) > 0, p, fresh))
+	}
+	return fresh, nil
+}
+
+// replanned is the event of a run that planned again, after waiting for
+// another run or for what stopped runs left unrecorded.
+func replanned(waited bool, was, now *plan.Plan) Event {
+	why := "with what stopped runs may have published without recording it"
+	if waited {
+		why = "from the ledger as the other run left it"
+	}
+	return Event{Kind: EventWaiting, Message: fmt.Sprintf("planned again, %s: %d partitions to run, %d blocked (the plan shown had %d and %d)",
+		why, len(now.Steps), len(now.Blocked), len(was.Steps), len(was.Blocked))}
 }
 
 // heartbeat renews runID's leases until ctx is done. A renewal that fails

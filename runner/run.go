@@ -77,6 +77,22 @@ func (o RunOptions) Validate(info adapters.Info) error {
 	return nil
 }
 
+// runnable reports whether the adapter can publish what p rebuilds, in
+// the way opts asks.
+func (r *Runner) runnable(p *plan.Plan, opts RunOptions) error {
+	if _, ok := r.Adapter.(adapters.Rebuilder); !ok && len(p.Rebuild) > 0 {
+		for m := range p.Rebuild {
+			return usageErrorf("%s is to be rebuilt (a full refresh), and the %s adapter cannot rebuild a table", m.Name, r.Adapter.Info().Name)
+		}
+	}
+	if opts.Together && len(p.Rebuild) > 0 {
+		for m := range p.Rebuild {
+			return usageErrorf("%s is rebuilt (a full refresh), which replaces its table on its own: run it without --publish together", m.Name)
+		}
+	}
+	return nil
+}
+
 // Run executes plan. Partition failures are reported in the Summary, not
 // as an error; the error is for a run that could not start or finish (a
 // held lease, an unreachable ledger). Blocked steps (Plan.Blocked) are not
@@ -86,15 +102,8 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	if err := opts.Validate(info); err != nil {
 		return nil, err
 	}
-	if _, ok := r.Adapter.(adapters.Rebuilder); !ok && len(p.Rebuild) > 0 {
-		for m := range p.Rebuild {
-			return nil, usageErrorf("%s is to be rebuilt (a full refresh), and the %s adapter cannot rebuild a table", m.Name, info.Name)
-		}
-	}
-	if opts.Together && len(p.Rebuild) > 0 {
-		for m := range p.Rebuild {
-			return nil, usageErrorf("%s is rebuilt (a full refresh), which replaces its table on its own: run it without --publish together", m.Name)
-		}
+	if err := r.runnable(p, opts); err != nil {
+		return nil, err
 	}
 	if opts.RunID == "" {
 		opts.RunID = NewRunID(r.Now())
@@ -113,6 +122,18 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	}
 	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
 	e.summary = &Summary{RunID: opts.RunID, Started: r.Now(), Plan: p}
+	settled := false // planned again since the plan given
+	if len(p.Steps) == 0 {
+		fresh, err := r.settle(ctx, p, opts.RunID, opts.LeaseTTL, opts.Wait, opts.Observe)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.runnable(fresh, opts); err != nil {
+			return nil, err
+		}
+		settled = fresh != p
+		p, e.plan, e.summary.Plan = fresh, fresh, fresh
+	}
 	if len(p.Steps) == 0 {
 		// Nothing to build, but a run that went on with a node down may
 		// have left staging tables there, and no later run would drop
@@ -129,13 +150,18 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	host, _ := os.Hostname()
 	run := &adapters.Run{ID: opts.RunID, Target: r.Target, Status: adapters.RunRunning, Selection: sel.JSON(),
 		Host: host, PID: os.Getpid(), StartedAt: e.summary.Started}
-	err := r.leaseFresh(ctx, opts.RunID, e.tables(), opts.LeaseTTL, opts.Wait, opts.Observe, func() ([]string, error) {
+	err := r.leaseFresh(ctx, opts.RunID, e.tables(), opts.LeaseTTL, opts.Wait, opts.Observe, func(waited bool) ([]string, error) {
+		if settled && !waited {
+			return e.tables(), nil
+		}
 		fresh, err := r.Plan(ctx, p.Selection)
 		if err != nil {
-			return nil, fmt.Errorf("planning again after waiting for another run: %w", err)
+			return nil, fmt.Errorf("planning again: %w", err)
 		}
-		opts.Observe(Event{Kind: EventWaiting, Message: fmt.Sprintf("planned again, from the ledger as the other run left it: %d partitions to run, %d blocked (the plan shown had %d and %d)",
-			len(fresh.Steps), len(fresh.Blocked), len(p.Steps), len(p.Blocked))})
+		opts.Observe(replanned(waited, p, fresh))
+		if err := r.runnable(fresh, opts); err != nil {
+			return nil, err
+		}
 		p, e.plan, e.summary.Plan = fresh, fresh, fresh
 		return e.tables(), nil
 	})

@@ -72,7 +72,7 @@ func (r *Runner) Accept(ctx context.Context, sel plan.Selection, runID string, w
 	}
 	// Accepting rewrites ledger records: hold the tables as a run does,
 	// and decide again after waiting for another run.
-	err = r.leaseFresh(ctx, runID, tables, DefaultLeaseTTL, wait, observe, func() ([]string, error) {
+	err = r.leaseFresh(ctx, runID, tables, DefaultLeaseTTL, wait, observe, func(bool) ([]string, error) {
 		if acc, err = r.Acceptance(ctx, sel); err != nil {
 			return nil, err
 		}

@@ -174,28 +174,26 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 			}
 		}
 	}
-	if f.dryRun || len(pl.Steps) == 0 && len(pl.Blocked) == 0 {
-		if !f.dryRun {
-			// Nothing to build, but the runner still drops the staging
-			// tables dead runs left (on a node that was down, say).
-			opts.Observe = newProgress(a, text && !a.quiet).observe
-			if _, err := s.runner.Run(a.ctx, pl, opts); err != nil {
-				return err
-			}
-		}
+	if f.dryRun {
 		if !text {
-			return writeJSON(a.stdout, runOutput{Partitions: []partitionJSON{}, BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}})
+			return writeJSON(a.stdout, nothingRun)
 		}
 		return nil
 	}
-	// Steps that run only if a refresh changes something are not counted.
-	n := len(pl.Steps) - conditionalSteps(pl)
-	if f.maxPartitions > 0 && n > f.maxPartitions && !f.yes {
-		return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", n, f.maxPartitions)
-	}
-	if n > confirmAbove && !f.yes && isTerminal(a.stdin) && isTerminal(a.stdout) {
-		if !a.confirm(fmt.Sprintf("Run %d partitions on %s?", n, s.target.Name)) {
-			return exitf(exitUsage, "cancelled")
+	// With nothing to build the runner still runs: it drops the staging
+	// tables dead runs left (on a node that was down, say), and waits for
+	// a run writing the selected tables, planning again after it.
+	nothing := len(pl.Steps) == 0 && len(pl.Blocked) == 0
+	if !nothing {
+		// Steps that run only if a refresh changes something are not counted.
+		n := len(pl.Steps) - conditionalSteps(pl)
+		if f.maxPartitions > 0 && n > f.maxPartitions && !f.yes {
+			return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", n, f.maxPartitions)
+		}
+		if n > confirmAbove && !f.yes && isTerminal(a.stdin) && isTerminal(a.stdout) {
+			if !a.confirm(fmt.Sprintf("Run %d partitions on %s?", n, s.target.Name)) {
+				return exitf(exitUsage, "cancelled")
+			}
 		}
 	}
 	prog := newProgress(a, text && !a.quiet)
@@ -210,6 +208,12 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	pl = summary.Plan // planned again if it waited for another run
+	if nothing && len(pl.Steps) == 0 && len(pl.Blocked) == 0 {
+		if !text {
+			return writeJSON(a.stdout, nothingRun)
+		}
+		return nil
+	}
 	if text {
 		a.printSummary(a.stdout, s, summary, pl)
 	} else if err := writeJSON(a.stdout, runJSON(summary, pl)); err != nil {
@@ -230,6 +234,9 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	}
 	return nil
 }
+
+// nothingRun is the JSON of a run with nothing to build.
+var nothingRun = runOutput{Partitions: []partitionJSON{}, BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}}
 
 // openForRun connects for writing, waiting up to wait for a DuckDB file
 // that another process holds.

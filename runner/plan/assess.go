@@ -104,6 +104,9 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 	case adapters.StatePending:
 		as.state, as.reason = StatePending, ReasonPending
 		as.detail = fmt.Sprintf("run %s started publishing it at %s and did not record the outcome", rec.RunID, rec.PublishedAt.UTC().Format("2006-01-02 15:04:05"))
+		if rec.Error != "" { // found from a kept stage (plan.Reader.Unrecorded)
+			as.detail = firstLine(rec.Error)
+		}
 		return as, nil
 	}
 	if why := a.drifted(m, p, rec); why != "" {

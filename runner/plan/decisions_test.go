@@ -504,3 +504,113 @@ func TestAPartitionReachingPastTheRangeWaitsForAPendingUpstream(t *testing.T) {
 		t.Errorf("a run through 2 January plans %v; want New York's 1 January blocked by the pending hour", sortedMap(got))
 	}
 }
+
+// kept is a ledger whose adapter defers its records (adapters.Deferrer)
+// and lists stages, as ClickHouse does after a run dies between its swaps
+// and its records.
+type kept struct {
+	adapters.Adapter
+	stages []string
+}
+
+func (k *kept) Flush(context.Context) error { return nil }
+
+func (k *kept) Unrecorded(_ context.Context, dead func(string) bool) ([]string, error) {
+	var out []string
+	for _, s := range k.stages {
+		if token, ok := adapters.StageRun(s); ok && dead(token) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// A stage a dead run kept makes the partitions of its window pending,
+// published at the latest when the run's last lease expired: not at the
+// reader's clock, so that two plans of one ledger say the same (found by
+// the oracle on ClickHouse, seed 1796436526001664750) and what was built
+// downstream after the run stopped reads as fresh. Without a lease, a
+// run's own record of its end bounds it; without either, the clock.
+func TestUnrecordedPublicationsEndWithTheirRun(t *testing.T) {
+	t.Parallel()
+	pr := newProject(t, "SELECT d")
+	records := pr.everything()
+	const dead = "20240104T004000Z-a1b2c3" // started 00:40, after everything was built
+	expiry := time.Date(2024, 1, 4, 0, 50, 0, 0, time.UTC)
+	for i, r := range records {
+		if r.Model == "down" && r.Partition == "2024-01-02" {
+			records[i].StartedAt, records[i].FinishedAt, records[i].PublishedAt = expiry.Add(time.Minute), expiry.Add(time.Minute), expiry.Add(time.Minute)
+		}
+	}
+	a := ledger(t, records, nil)
+	src, _ := pr.p.Model("src")
+	window := adapters.Window{Column: "d", Start: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 1, 4, 0, 0, 0, 0, time.UTC)}
+	stage := adapters.StageName(pr.scope.Relation(src), adapters.KindStage, dead, "1"+adapters.WindowTag(window))
+	k := &kept{Adapter: a, stages: []string{stage}}
+	ctx := t.Context()
+	if err := a.AcquireLease(ctx, adapters.Lease{Table: pr.scope.Relation(src).String(), RunID: dead,
+		AcquiredAt: expiry.Add(-10 * time.Minute), HeartbeatAt: expiry.Add(-time.Minute), ExpiresAt: expiry}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(clock time.Time) (pending map[string]adapters.Record, reasons map[string]plan.Reason, details map[string]string) {
+		t.Helper()
+		r := &plan.Reader{Project: pr.p, Adapter: k, Scope: pr.scope, Clock: func() time.Time { return clock }}
+		recs, err := r.Records(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = map[string]adapters.Record{}
+		for _, rec := range recs {
+			if rec.State == adapters.StatePending {
+				pending[rec.Model+" "+rec.Partition] = rec
+			}
+		}
+		pl, reasons := pr.plan(recs, plan.Selection{})
+		details = map[string]string{}
+		for _, s := range pl.Steps {
+			details[s.Model.Name+" "+s.Partition.Key] = s.Detail
+		}
+		return pending, reasons, details
+	}
+
+	pending, reasons, details := read(now)
+	if len(pending) != 2 || pending["src 2024-01-02"].PublishedAt != expiry || pending["src 2024-01-03"].PublishedAt != expiry {
+		t.Fatalf("pending records %+v; want src 2024-01-02 and 2024-01-03, published by %s", pending, expiry)
+	}
+	if want := "run " + dead + " may have published it, before 2024-01-04 00:50:00, and stopped without recording it"; !strings.HasPrefix(details["src 2024-01-02"], want) {
+		t.Errorf("the plan says %q; want %q...", details["src 2024-01-02"], want)
+	}
+	// down 2024-01-03 was built before the run stopped: stale. 2024-01-02
+	// was built after: redone only because this plan rewrites src.
+	if d := details["down 2024-01-03"]; d != "upstream src 2024-01-03 was republished at 2024-01-04 00:50:00, after this was built" {
+		t.Errorf("down 2024-01-03 (built before the dead run stopped) is planned because %q", d)
+	}
+	if d := details["down 2024-01-02"]; d != "reads src, which this run rewrites" {
+		t.Errorf("down 2024-01-02 (built after the dead run stopped) is planned because %q", d)
+	}
+	_, reasons2, details2 := read(now.Add(time.Hour))
+	if fmt.Sprint(sortedMap(reasons2)) != fmt.Sprint(sortedMap(reasons)) || fmt.Sprint(details2) != fmt.Sprint(details) {
+		t.Errorf("an hour later the plan says\n%v\n%v\nnot\n%v\n%v", sortedMap(reasons2), details2, sortedMap(reasons), details)
+	}
+
+	// Its leases gone, the run's own record of its end bounds it; an end
+	// another run recorded (abandoned: its last heartbeat) does not.
+	if err := a.ReleaseLeases(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	ended := expiry.Add(-5 * time.Minute)
+	run := &adapters.Run{ID: dead, Target: "dev", Status: adapters.RunFailed, StartedAt: expiry.Add(-10 * time.Minute), FinishedAt: ended}
+	if err := a.SaveRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if pending, _, _ := read(now); pending["src 2024-01-02"].PublishedAt != ended {
+		t.Errorf("with the run recorded failed at %s, the pending record says published at %s", ended, pending["src 2024-01-02"].PublishedAt)
+	}
+	run.Status = adapters.RunAbandoned
+	if err := a.SaveRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if pending, _, _ := read(now); pending["src 2024-01-02"].PublishedAt != now {
+		t.Errorf("with the run abandoned, the pending record says published at %s; want the clock, %s", pending["src 2024-01-02"].PublishedAt, now)
+	}
+}

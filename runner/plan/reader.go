@@ -119,7 +119,7 @@ func (r *Reader) summaries(ctx context.Context, sel Selection, summarize bool) (
 	if !summarize || !ok || !floorsApply(sel) {
 		return nil, nil
 	}
-	if unrecorded, err := r.anyUnrecorded(ctx); err != nil || unrecorded {
+	if unrecorded, err := r.AnyUnrecorded(ctx); err != nil || unrecorded {
 		return nil, err
 	}
 	sums, err := ls.SummarizePartitions(ctx, summaryQuery(r.Project, sel.Now))

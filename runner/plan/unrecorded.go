@@ -18,6 +18,12 @@ import (
 // recorded it so before its swap, unless a record of that run or of a
 // later one says otherwise. Planning and status read them so; a run
 // records them before it drops the stages.
+//
+// When such a publication happened is known only within bounds: after the
+// run started, and before its last lease expired (a run publishes only
+// while it holds its tables). A pending record says the later bound, so
+// that a partition built downstream after it reads as fresh, one built
+// before it as stale, and two plans read the same ledger alike.
 
 // LiveRuns returns the tokens of the runs holding an unexpired lease (and
 // of runID), and each run's last heartbeat.
@@ -59,15 +65,18 @@ func (r *Reader) unrecordedStages(ctx context.Context, live map[string]bool) ([]
 // unrecordedRecords returns a pending record for every partition the
 // stages may hold that records (the ledger's latest, one per partition)
 // do not show recorded by the stage's run or a later one.
-func (r *Reader) unrecordedRecords(stages []string, records []adapters.Record) []adapters.Record {
+func (r *Reader) unrecordedRecords(ctx context.Context, stages []string, records []adapters.Record) ([]adapters.Record, error) {
 	if len(stages) == 0 {
-		return nil
+		return nil, nil
 	}
-	latest := map[string]*adapters.Record{}
+	last := map[string]*adapters.Record{}
 	for i := range records {
-		latest[records[i].Model+"\x00"+records[i].Partition] = &records[i]
+		last[records[i].Model+"\x00"+records[i].Partition] = &records[i]
 	}
-	now := r.Now()
+	stopped, err := r.stoppedBy(ctx)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var out []adapters.Record
 	for _, name := range stages {
@@ -94,21 +103,58 @@ func (r *Reader) unrecordedRecords(stages []string, records []adapters.Record) [
 		}
 		for _, p := range parts {
 			k := m.Name + "\x00" + p.Key
-			prev := latest[k]
+			prev := last[k]
 			if seen[k] || prev != nil && (adapters.RunToken(prev.RunID) == token || prev.StartedAt.After(started)) {
 				continue
 			}
 			seen[k] = true
+			by, known := stopped[token]
+			if !known {
+				by = r.Now() // the run left no trace of its end: it may have published until now
+			}
+			by = latest(by, started)
 			rec := adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StatePending, RunID: runIDOf(token),
-				Attempts: 1, WindowStart: p.Start, WindowEnd: p.End, StartedAt: started, FinishedAt: started, PublishedAt: now}
+				Attempts: 1, WindowStart: p.Start, WindowEnd: p.End, StartedAt: started, FinishedAt: started, PublishedAt: by,
+				Error: fmt.Sprintf("run %s may have published it, before %s, and stopped without recording it (it kept the staging table %s)",
+					runIDOf(token), by.UTC().Format("2006-01-02 15:04:05"), name)}
 			if prev != nil {
 				rec.Fingerprint, rec.Rows, rec.Watermark = prev.Fingerprint, prev.Rows, prev.Watermark
 			}
 			out = append(out, rec)
 		}
 	}
-	return out
+	return out, nil
 }
+
+// stoppedBy returns, for each run token the leases or the runs name, when
+// the run stopped writing at the latest: when its last lease expired, or
+// else when it recorded its own end. (An abandoned run's end, recorded by
+// another, is its last heartbeat: it may have published after it.)
+func (r *Reader) stoppedBy(ctx context.Context) (map[string]time.Time, error) {
+	leases, err := r.Adapter.Leases(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading leases: %w", err)
+	}
+	by := map[string]time.Time{}
+	for _, l := range leases {
+		if t := adapters.RunToken(l.RunID); l.ExpiresAt.After(by[t]) {
+			by[t] = l.ExpiresAt
+		}
+	}
+	runs, err := r.Adapter.Runs(ctx, stoppedScan)
+	if err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
+	for _, run := range runs {
+		if t := adapters.RunToken(run.ID); by[t].IsZero() && !run.FinishedAt.IsZero() && run.Status != adapters.RunAbandoned {
+			by[t] = run.FinishedAt
+		}
+	}
+	return by, nil
+}
+
+// stoppedScan is how many recent runs stoppedBy reads.
+const stoppedScan = 100
 
 // stageModel returns the model whose table a staging table was made for.
 func (r *Reader) stageModel(name string) *models.Model {
@@ -143,9 +189,9 @@ func (r *Reader) deadStages(ctx context.Context) ([]string, error) {
 	return r.unrecordedStages(ctx, live)
 }
 
-// anyUnrecorded reports whether dead runs may have published stages they
+// AnyUnrecorded reports whether dead runs may have published stages they
 // did not record.
-func (r *Reader) anyUnrecorded(ctx context.Context) (bool, error) {
+func (r *Reader) AnyUnrecorded(ctx context.Context) (bool, error) {
 	stages, err := r.deadStages(ctx)
 	return len(stages) > 0, err
 }
@@ -157,9 +203,9 @@ func (r *Reader) withUnrecorded(ctx context.Context, records []adapters.Record) 
 	if err != nil || len(stages) == 0 {
 		return records, err
 	}
-	pending := r.unrecordedRecords(stages, records)
-	if len(pending) == 0 {
-		return records, nil
+	pending, err := r.unrecordedRecords(ctx, stages, records)
+	if err != nil || len(pending) == 0 {
+		return records, err
 	}
 	replace := map[string]adapters.Record{}
 	for _, p := range pending {
@@ -199,5 +245,5 @@ func (r *Reader) Unrecorded(ctx context.Context, live map[string]bool) ([]adapte
 	if err != nil {
 		return nil, err
 	}
-	return r.unrecordedRecords(stages, records), nil
+	return r.unrecordedRecords(ctx, stages, records)
 }
