@@ -204,7 +204,8 @@ type SummaryQuery struct {
 }
 
 // Edge is a dependency of model Down on model Up, both with UTC windows
-// and grains one of which divides the other, Grain the coarser.
+// and grains one of which divides the other, Grain the coarser: one the
+// dialect truncates to (models.Dialect.DateTrunc), never a fiscal year.
 type Edge struct {
 	Down, Up string
 	Grain    models.Grain

@@ -152,3 +152,49 @@ func planLines(p *plan.Plan) string {
 	}
 	return b.String()
 }
+
+// Summaries pair a model's records with its upstream's on the coarser of
+// their grains. Weeks from Sunday and fiscal years over a daily model
+// were paired with SQL the warehouse could not run (DuckDB: extract
+// specifier "sunday_week" not recognized), so that once they were built
+// every plan failed.
+func TestPlanFromSummariesOfWeeksFromSundayAndFiscalYears(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{
+		"models/marts/sunday_weeks.sql": "/* refill\npartition_by: week\ngrain: week\nweek_start: sunday\nstart: 2023-12-31\nend: 2024-04-27\n*/\n" +
+			"SELECT CAST({{ start }} AS DATE) AS week, sum(amount) AS revenue FROM {{ ref(\"staging.orders\") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}",
+		"models/marts/fiscal_years.sql": "/* refill\npartition_by: fy\ngrain: year\nfiscal_year_start: april\nstart: 2023-04-01\nend: 2024-03-31\n*/\n" +
+			"SELECT CAST({{ start }} AS DATE) AS fy, sum(amount) AS revenue FROM {{ ref(\"staging.orders\") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}",
+	})
+	ctx := context.Background()
+	sel := plan.Selection{Now: jan2024}
+	if s := e.run(sel, runner.RunOptions{}); s.Failed+s.Blocked != 0 || s.Succeeded == 0 {
+		t.Fatalf("the first run: %+v", s)
+	}
+	fast, err := e.runner.Plan(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := e.runner.Facts(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := plan.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := planLines(fast), planLines(full); got != want {
+		t.Errorf("from the summaries:\n%s\nfrom every record:\n%s", got, want)
+	}
+	// A day republished makes its week stale, both ways.
+	if _, err := e.db.DB().Exec("UPDATE refill.partitions SET published_at = TIMESTAMP '2030-01-01 00:00:00' WHERE model = 'staging.orders' AND partition_key = '2024-01-10'"); err != nil {
+		t.Fatal(err)
+	}
+	if fast, err = e.runner.Plan(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	lines := planLines(fast)
+	if !strings.Contains(lines, "marts.sunday_weeks 2024-01-07 upstream") || !strings.Contains(lines, "marts.fiscal_years 2023-04 upstream") {
+		t.Errorf("after a day was republished the plan is\n%s", lines)
+	}
+}

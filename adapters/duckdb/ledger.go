@@ -233,7 +233,7 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 	if err != nil || len(q.Edges) == 0 {
 		return sums, err
 	}
-	trunc := func(g models.Grain, ts string) string { return fmt.Sprintf("date_trunc('%s', %s)", g, ts) }
+	trunc := func(g models.Grain, ts string) string { return a.d.DateTrunc(g, ts) }
 	if res, err = a.Query(ctx, sqlkit.StaleSQL(a.d, table, bucket, trunc, q), tag); err != nil {
 		return nil, err
 	}

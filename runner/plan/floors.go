@@ -154,12 +154,21 @@ func summaryQuery(p *models.Project, now time.Time) adapters.SummaryQuery {
 			q.Self = append(q.Self, m.Name)
 		}
 		for _, up := range m.Upstream {
-			if g, ok := aligned(m, up); ok {
+			if g, ok := paired(m, up); ok {
 				q.Edges = append(q.Edges, adapters.Edge{Down: m.Name, Up: up.Name, Grain: g})
 			}
 		}
 	}
 	return q
+}
+
+// paired reports whether the ledger's summaries count the records of down
+// that read a record of up published after them (adapters.Edge): when the
+// two are aligned on a grain the warehouse truncates to
+// (models.Dialect.DateTrunc; not a fiscal year).
+func paired(down, up *models.Model) (models.Grain, bool) {
+	g, ok := aligned(down, up)
+	return g, ok && !g.IsFiscal()
 }
 
 // aligned reports whether each partition of down reads exactly the
@@ -314,7 +323,7 @@ func (f *floorer) timeFloor(m *models.Model) time.Time {
 		firstIn, lastIn := startingIn(m, bucket, next)
 		_, hi := m.Extent(lastIn)
 		for _, up := range m.Upstream {
-			if _, ok := aligned(m, up); ok {
+			if _, ok := paired(m, up); ok {
 				continue // counted in Stale
 			}
 			// Other dependencies: every upstream partition these spans
