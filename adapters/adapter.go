@@ -27,6 +27,7 @@
 //	publisher  Seeder               yes     yes         yes
 //	publisher  Pruner               yes     yes         yes
 //	ledger     Deferrer             -       yes         -
+//	ledger     LedgerSummarizer     yes     yes         yes
 //
 // (runner/enginetest's TestCapabilities checks this table against the
 // engines.)

@@ -51,6 +51,7 @@ var Tests = []Test{
 	{"ListAndWholeTableWindows", testListAndWhole},
 	{"FailedSwapLeavesTargetAsItWas", testFailedSwap},
 	{"Ledger", testLedger},
+	{"LedgerSummaries", testSummaries},
 	{"Leases", testLeases},
 	{"Seeds", testSeeds},
 	{"CleanStages", testCleanStages},

@@ -20,17 +20,18 @@ func TestCapabilities(t *testing.T) {
 		adapter adapters.Adapter
 	}{{"duckdb", (*duckdb.Adapter)(nil)}, {"clickhouse", (*clickhouse.Adapter)(nil)}, {"snowflake", (*snowflake.Adapter)(nil)}}
 	implements := map[string]func(adapters.Adapter) bool{
-		"Classifier":      func(a adapters.Adapter) bool { _, ok := a.(adapters.Classifier); return ok },
-		"Estimator":       func(a adapters.Adapter) bool { _, ok := a.(adapters.Estimator); return ok },
-		"RowCounter":      func(a adapters.Adapter) bool { _, ok := a.(adapters.RowCounter); return ok },
-		"StageSummarizer": func(a adapters.Adapter) bool { _, ok := a.(adapters.StageSummarizer); return ok },
-		"StageCleaner":    func(a adapters.Adapter) bool { _, ok := a.(adapters.StageCleaner); return ok },
-		"Overlayer":       func(a adapters.Adapter) bool { _, ok := a.(adapters.Overlayer); return ok },
-		"Rebuilder":       func(a adapters.Adapter) bool { _, ok := a.(adapters.Rebuilder); return ok },
-		"DirectPublisher": func(a adapters.Adapter) bool { _, ok := a.(adapters.DirectPublisher); return ok },
-		"Seeder":          func(a adapters.Adapter) bool { _, ok := a.(adapters.Seeder); return ok },
-		"Pruner":          func(a adapters.Adapter) bool { _, ok := a.(adapters.Pruner); return ok },
-		"Deferrer":        func(a adapters.Adapter) bool { _, ok := a.(adapters.Deferrer); return ok },
+		"Classifier":       func(a adapters.Adapter) bool { _, ok := a.(adapters.Classifier); return ok },
+		"Estimator":        func(a adapters.Adapter) bool { _, ok := a.(adapters.Estimator); return ok },
+		"RowCounter":       func(a adapters.Adapter) bool { _, ok := a.(adapters.RowCounter); return ok },
+		"StageSummarizer":  func(a adapters.Adapter) bool { _, ok := a.(adapters.StageSummarizer); return ok },
+		"StageCleaner":     func(a adapters.Adapter) bool { _, ok := a.(adapters.StageCleaner); return ok },
+		"Overlayer":        func(a adapters.Adapter) bool { _, ok := a.(adapters.Overlayer); return ok },
+		"Rebuilder":        func(a adapters.Adapter) bool { _, ok := a.(adapters.Rebuilder); return ok },
+		"DirectPublisher":  func(a adapters.Adapter) bool { _, ok := a.(adapters.DirectPublisher); return ok },
+		"Seeder":           func(a adapters.Adapter) bool { _, ok := a.(adapters.Seeder); return ok },
+		"Pruner":           func(a adapters.Adapter) bool { _, ok := a.(adapters.Pruner); return ok },
+		"Deferrer":         func(a adapters.Adapter) bool { _, ok := a.(adapters.Deferrer); return ok },
+		"LedgerSummarizer": func(a adapters.Adapter) bool { _, ok := a.(adapters.LedgerSummarizer); return ok },
 	}
 	src, err := os.ReadFile("../../adapters/adapter.go")
 	if err != nil {
