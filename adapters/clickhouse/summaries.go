@@ -151,8 +151,10 @@ func (a *Adapter) summarizeSQL(q adapters.SummaryQuery) string {
 // staleSQL renders the query that counts, per model and bucket, the
 // records that read through one of q's edges an upstream record published
 // after they started (and not with them): per grain, the down records
-// joined with their edges' up models, then with the up records on their
-// windows truncated to the grain.
+// joined with the up records on one number, the down model's and the
+// window's truncation to the grain (an up record once per model reading
+// it). On 18.16 a join on that number takes about half the time of one on
+// the model's name and the truncated window.
 func (a *Adapter) staleSQL(q adapters.SummaryQuery) string {
 	byGrain := map[models.Grain][]adapters.Edge{}
 	for _, e := range q.Edges {
@@ -160,24 +162,41 @@ func (a *Adapter) staleSQL(q adapters.SummaryQuery) string {
 	}
 	var parts []string
 	for _, g := range slices.Sorted(maps.Keys(byGrain)) {
-		var pairs []string
+		// ids numbers the down models from 1; readers lists, per up
+		// model, the ids of the down models reading it.
+		ids := map[string]int{}
 		var downs, ups []string
+		readers := map[string][]string{}
 		for _, e := range byGrain[g] {
-			pairs = append(pairs, fmt.Sprintf("(%s, %s)", a.d.QuoteString(e.Down), a.d.QuoteString(e.Up)))
-			downs, ups = append(downs, e.Down), append(ups, e.Up)
+			if ids[e.Down] == 0 {
+				downs = append(downs, e.Down)
+				ids[e.Down] = len(downs)
+			}
+			if readers[e.Up] == nil {
+				ups = append(ups, e.Up)
+			}
+			readers[e.Up] = append(readers[e.Up], fmt.Sprint(ids[e.Down]))
 		}
-		slices.Sort(downs)
-		slices.Sort(ups)
-		trunc := a.d.DateTrunc(g, "assumeNotNull(`window_start`)")
-		edges := fmt.Sprintf("SELECT tupleElement(`e`, 1) AS `model`, tupleElement(`e`, 2) AS `up_model` FROM (SELECT arrayJoin([%s]) AS `e`)",
-			strings.Join(pairs, ", "))
-		down := fmt.Sprintf("SELECT `model`, %s AS `bucket`, `started_at`, `published_at`, %s AS `at` FROM (%s) WHERE `window_start` IS NOT NULL",
-			a.bucket(q, "`window_start`"), trunc, a.latestOf(slices.Compact(downs)))
-		up := fmt.Sprintf("SELECT `model` AS `up_model`, %s AS `at`, `published_at` AS `up_published` FROM (%s) WHERE `window_start` IS NOT NULL",
-			trunc, a.latestOf(slices.Compact(ups)))
-		parts = append(parts, fmt.Sprintf("SELECT `model`, `bucket`, count() FROM (SELECT * FROM (SELECT * FROM (%s) AS `r` ALL INNER JOIN (%s) AS `e` USING (`model`)) AS `re` "+
-			"ALL INNER JOIN (%s) AS `u` USING (`up_model`, `at`)) WHERE `up_published` > `started_at` AND (`published_at` IS NULL OR `up_published` != `published_at`) "+
-			"GROUP BY `model`, `bucket`", down, edges, up))
+		downIDs, upReaders, upIDs := make([]string, len(downs)), make([]string, len(ups)), make([]string, len(ups))
+		for i, d := range downs {
+			downIDs[i] = fmt.Sprint(ids[d])
+		}
+		for i, u := range ups {
+			upReaders[i], upIDs[i] = "["+strings.Join(readers[u], ", ")+"]", fmt.Sprint(i+1)
+		}
+		key := func(id string) string {
+			return fmt.Sprintf("%s * 4294967296 + toUInt32(%s)", id, a.d.DateTrunc(g, "assumeNotNull(`window_start`)"))
+		}
+		down := fmt.Sprintf("SELECT %s AS `k`, `window_start`, `started_at`, `published_at` FROM (%s) WHERE `window_start` IS NOT NULL",
+			key(fmt.Sprintf("transform(`model`, %s, [%s], 0)", a.array(downs), strings.Join(downIDs, ", "))), a.latestOf(downs))
+		up := fmt.Sprintf("SELECT %s AS `k`, `published_at` AS `up_published` FROM (%s) WHERE `window_start` IS NOT NULL AND `published_at` IS NOT NULL",
+			key(fmt.Sprintf("arrayJoin(arrayElement(CAST([%s] AS Array(Array(UInt32))), transform(`model`, %s, [%s], 0)))",
+				strings.Join(upReaders, ", "), a.array(ups), strings.Join(upIDs, ", "))),
+			a.latestOf(ups))
+		parts = append(parts, fmt.Sprintf("SELECT arrayElement(%s, intDiv(`k`, 4294967296)) AS `model`, %s AS `bucket`, count() "+
+			"FROM (SELECT `k`, `window_start`, `started_at`, `published_at`, `up_published` FROM (%s) AS `r` ALL INNER JOIN (%s) AS `u` USING (`k`)) "+
+			"WHERE `up_published` > `started_at` AND (`published_at` IS NULL OR `up_published` != `published_at`) GROUP BY `model`, `bucket`",
+			a.array(downs), a.bucket(q, "`window_start`"), down, up))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }
