@@ -63,21 +63,7 @@ func TestPlanFromSummaries(t *testing.T) {
 				sel.Now, few = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), false
 			}
 			c.read = 0
-			fast, err := r.Plan(ctx, sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			facts, err := r.Facts(ctx, sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			full, err := plan.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := planLines(fast), planLines(full); got != want {
-				t.Errorf("%s, %+v: from the summaries:\n%s\nfrom every record:\n%s", step, sel, got, want)
-			}
+			full := bothWays(t, e, r, sel, step)
 			if i%len(sels) == 0 && step != "built" && len(full.Steps)+len(full.Blocked) == 0 {
 				t.Errorf("%s: nothing to do", step)
 			}
@@ -140,6 +126,29 @@ func TestPlanFromSummaries(t *testing.T) {
 	}
 }
 
+// bothWays plans sel with r from the ledger's summaries (as refill plans)
+// and from every record, reports any difference, and returns the plan
+// from every record.
+func bothWays(t *testing.T, e *env, r *runner.Runner, sel plan.Selection, step string) *plan.Plan {
+	t.Helper()
+	fast, err := r.Plan(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := r.Facts(context.Background(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := plan.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := planLines(fast), planLines(full); got != want {
+		t.Errorf("%s, %+v: from the summaries:\n%s\nfrom every record:\n%s", step, sel, got, want)
+	}
+	return full
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func planLines(p *plan.Plan) string {
@@ -166,34 +175,16 @@ func TestPlanFromSummariesOfWeeksFromSundayAndFiscalYears(t *testing.T) {
 		"models/marts/fiscal_years.sql": "/* refill\npartition_by: fy\ngrain: year\nfiscal_year_start: april\nstart: 2023-04-01\nend: 2024-03-31\n*/\n" +
 			"SELECT CAST({{ start }} AS DATE) AS fy, sum(amount) AS revenue FROM {{ ref(\"staging.orders\") }} WHERE order_date >= {{ start }} AND order_date < {{ end }}",
 	})
-	ctx := context.Background()
 	sel := plan.Selection{Now: jan2024}
 	if s := e.run(sel, runner.RunOptions{}); s.Failed+s.Blocked != 0 || s.Succeeded == 0 {
 		t.Fatalf("the first run: %+v", s)
 	}
-	fast, err := e.runner.Plan(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	facts, err := e.runner.Facts(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := plan.NewPlanFacts(e.project, e.runner.Scope, *facts, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := planLines(fast), planLines(full); got != want {
-		t.Errorf("from the summaries:\n%s\nfrom every record:\n%s", got, want)
-	}
+	bothWays(t, e, e.runner, sel, "built")
 	// A day republished makes its week stale, both ways.
 	if _, err := e.db.DB().Exec("UPDATE refill.partitions SET published_at = TIMESTAMP '2030-01-01 00:00:00' WHERE model = 'staging.orders' AND partition_key = '2024-01-10'"); err != nil {
 		t.Fatal(err)
 	}
-	if fast, err = e.runner.Plan(ctx, sel); err != nil {
-		t.Fatal(err)
-	}
-	lines := planLines(fast)
+	lines := planLines(bothWays(t, e, e.runner, sel, "a day republished"))
 	if !strings.Contains(lines, "marts.sunday_weeks 2024-01-07 upstream") || !strings.Contains(lines, "marts.fiscal_years 2023-04 upstream") {
 		t.Errorf("after a day was republished the plan is\n%s", lines)
 	}

@@ -8,29 +8,10 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/runner"
 	"github.com/refill/refill/runner/plan"
 )
-
-// deferring is a DuckDB ledger that behaves as one whose adapter writes
-// its records after its swaps (adapters.Deferrer, as ClickHouse does),
-// listing stages a dead run kept.
-type deferring struct {
-	adapters.Adapter
-	stages []string
-}
-
-func (d *deferring) Flush(context.Context) error { return nil }
-
-func (d *deferring) Unrecorded(_ context.Context, dead func(string) bool) ([]string, error) {
-	var out []string
-	for _, s := range d.stages {
-		if token, ok := adapters.StageRun(s); ok && dead(token) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
 
 // A run that defers its records and dies shows what it published
 // unrecorded only when its leases expire. A plan made before that, run
@@ -59,7 +40,7 @@ func TestARunPlansAgainWhenARunItDidNotWaitForStopped(t *testing.T) {
 			m, _ := e.project.Model("staging.orders")
 			table := e.runner.Scope.Relation(m)
 			day := adapters.Window{Column: "d", Start: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 1, 3, 0, 0, 0, 0, time.UTC)}
-			d := &deferring{Adapter: e.db, stages: []string{adapters.StageName(table, adapters.KindStage, dead, "1"+adapters.WindowTag(day))}}
+			d := &adaptertest.Deferring{Adapter: e.db, Stages: []string{adapters.StageName(table, adapters.KindStage, dead, "1"+adapters.WindowTag(day))}}
 			r := e.with(d)
 			r.Clock = func() time.Time { return time.Now() }
 			host, _ := os.Hostname()
@@ -103,7 +84,7 @@ func TestARunPlansAgainWhenARunItDidNotWaitForStopped(t *testing.T) {
 				t.Errorf("the run built %v from a plan made again (%v); want 2024-01-02, which the dead run may have published, redone", built, s.Plan != pl)
 			}
 			// What status reads: every day done, by this run.
-			d.stages = nil
+			d.Stages = nil
 			after, err := r.Plan(ctx, sel)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 package adaptertest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -271,4 +272,26 @@ func (f *Fault) WantEachGroup(group func(Row) string) {
 			f.t.Errorf("after the failure partition %s is empty: neither its old rows (%s) nor its new ones (%s)", k, before[k], want[k])
 		}
 	}
+}
+
+// Deferring is an adapter that behaves as one whose ledger records follow
+// its swaps (adapters.Deferrer, as ClickHouse's do): it lists Stages as
+// the staging tables dead runs kept, and has nothing of its own to flush.
+type Deferring struct {
+	adapters.Adapter
+	Stages []string
+}
+
+// Flush writes nothing.
+func (d *Deferring) Flush(context.Context) error { return nil }
+
+// Unrecorded lists the Stages of the runs dead reports.
+func (d *Deferring) Unrecorded(_ context.Context, dead func(string) bool) ([]string, error) {
+	var out []string
+	for _, s := range d.Stages {
+		if token, ok := adapters.StageRun(s); ok && dead(token) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }

@@ -95,19 +95,15 @@ func (a *Adapter) Partitions(ctx context.Context, names []string) ([]adapters.Re
 	if len(names) == 0 {
 		return nil, nil
 	}
-	s, ok, err := a.ledgerSession(ctx, sqlkit.PartitionsTable)
-	if err != nil {
-		return nil, err
-	}
-	defer s.close()
-	if !ok {
-		return nil, nil
-	}
-	res, err := s.query(partitionsQuery(a.d, a.cfg.LedgerSchema, names))
-	if err != nil {
-		return nil, err
-	}
-	return sqlkit.RecordsFromResult(res)
+	var recs []adapters.Record
+	err := a.withPartitions(ctx, func(s *session) error {
+		res, err := s.query(partitionsQuery(a.d, a.cfg.LedgerSchema, names))
+		if err == nil {
+			recs, err = sqlkit.RecordsFromResult(res)
+		}
+		return err
+	})
+	return recs, err
 }
 
 // RecordPartitions replaces the records of records' partitions in one

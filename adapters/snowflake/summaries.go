@@ -19,14 +19,17 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 	if len(q.Models) == 0 {
 		return nil, nil
 	}
-	s, ok, err := a.ledgerSession(ctx, sqlkit.PartitionsTable)
-	if err != nil {
-		return nil, err
-	}
-	defer s.close()
-	if !ok {
-		return nil, nil
-	}
+	var sums []adapters.RecordSummary
+	err := a.withPartitions(ctx, func(s *session) error {
+		var err error
+		sums, err = a.summarize(s, q)
+		return err
+	})
+	return sums, err
+}
+
+// summarize runs the queries of SummarizePartitions in s.
+func (a *Adapter) summarize(s *session, q adapters.SummaryQuery) ([]adapters.RecordSummary, error) {
 	table := ledgerTable(a.d, a.cfg.LedgerSchema, sqlkit.PartitionsTable)
 	bucket := func(ts string) string {
 		if q.Yearly.IsZero() {
@@ -51,17 +54,27 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 
 // QueryPartitions returns the records q asks for.
 func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) ([]adapters.Record, error) {
+	var recs []adapters.Record
+	err := a.withPartitions(ctx, func(s *session) error {
+		res, err := s.query(sqlkit.RecordQuerySQL(a.d, ledgerTable(a.d, a.cfg.LedgerSchema, sqlkit.PartitionsTable), q))
+		if err == nil {
+			recs, err = sqlkit.RecordsFromResult(res)
+		}
+		return err
+	})
+	return recs, err
+}
+
+// withPartitions calls fn with a session of the ledger, if its partitions
+// table exists; a ledger that does not exist yet holds nothing.
+func (a *Adapter) withPartitions(ctx context.Context, fn func(s *session) error) error {
 	s, ok, err := a.ledgerSession(ctx, sqlkit.PartitionsTable)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer s.close()
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	res, err := s.query(sqlkit.RecordQuerySQL(a.d, ledgerTable(a.d, a.cfg.LedgerSchema, sqlkit.PartitionsTable), q))
-	if err != nil {
-		return nil, err
-	}
-	return sqlkit.RecordsFromResult(res)
+	return fn(s)
 }

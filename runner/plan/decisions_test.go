@@ -505,26 +505,6 @@ func TestAPartitionReachingPastTheRangeWaitsForAPendingUpstream(t *testing.T) {
 	}
 }
 
-// kept is a ledger whose adapter defers its records (adapters.Deferrer)
-// and lists stages, as ClickHouse does after a run dies between its swaps
-// and its records.
-type kept struct {
-	adapters.Adapter
-	stages []string
-}
-
-func (k *kept) Flush(context.Context) error { return nil }
-
-func (k *kept) Unrecorded(_ context.Context, dead func(string) bool) ([]string, error) {
-	var out []string
-	for _, s := range k.stages {
-		if token, ok := adapters.StageRun(s); ok && dead(token) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
 // A stage a dead run kept makes the partitions of its window pending,
 // published at the latest when the run's last lease expired: not at the
 // reader's clock, so that two plans of one ledger say the same (found by
@@ -546,7 +526,7 @@ func TestUnrecordedPublicationsEndWithTheirRun(t *testing.T) {
 	src, _ := pr.p.Model("src")
 	window := adapters.Window{Column: "d", Start: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 1, 4, 0, 0, 0, 0, time.UTC)}
 	stage := adapters.StageName(pr.scope.Relation(src), adapters.KindStage, dead, "1"+adapters.WindowTag(window))
-	k := &kept{Adapter: a, stages: []string{stage}}
+	k := &adaptertest.Deferring{Adapter: a, Stages: []string{stage}}
 	ctx := t.Context()
 	if err := a.AcquireLease(ctx, adapters.Lease{Table: pr.scope.Relation(src).String(), RunID: dead,
 		AcquiredAt: expiry.Add(-10 * time.Minute), HeartbeatAt: expiry.Add(-time.Minute), ExpiresAt: expiry}); err != nil {
