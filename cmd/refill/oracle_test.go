@@ -234,6 +234,19 @@ FROM {{ ref("daily") }} WHERE d >= {{ start }} AND d < {{ end }}`, k)
 			p, _ := models.ParsePeriod(key, time.UTC)
 			return map[string][]string{"daily": daysOf(p.Start, p.End)}
 		}, keyOf: "strftime(week_start, '%G-W%V')"},
+		{name: "sunday_weekly", kind: models.TimePartitioned, sql: func(k int) string {
+			return fmt.Sprintf(`/* refill
+partition_by: week_start
+grain: week
+week_start: sunday
+start: 2024-02-25
+*/
+SELECT {{ start }} AS week_start, CAST(count(*) AS BIGINT) AS days, coalesce(sum(s), 0) + %d AS s
+FROM {{ ref("daily") }} WHERE d >= {{ start }} AND d < {{ end }}`, k)
+		}, reads: func(key string) map[string][]string {
+			start, _ := time.Parse(time.DateOnly, key)
+			return map[string][]string{"daily": daysOf(start, start.AddDate(0, 0, 7))}
+		}, keyOf: "strftime(week_start, '%Y-%m-%d')"},
 		{name: "monthly", kind: models.TimePartitioned, sql: func(k int) string {
 			return fmt.Sprintf(`/* refill
 partition_by: month_start
