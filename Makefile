@@ -56,8 +56,12 @@ race:
 # cmd/refill/oracle_test.go): ORACLE_CASES of them on ENGINE, one of
 # duckdb (the default), clickhouse (the server CLICKHOUSE_DSN names),
 # chdb (ClickHouse 26 at CHDB_DSN) or cluster (both layouts of the cluster
-# CLICKHOUSE_CLUSTER_DSN names).
+# CLICKHOUSE_CLUSTER_DSN names). Every case's verdict is written to
+# ORACLE_LOG as it ends (go test -v), so that a long run stopped before its
+# end still says how many cases passed and which failed; the command
+# prints the tally.
 ORACLE_CASES ?= 200
+ORACLE_LOG ?= oracle-$(ENGINE).log
 ENGINE ?= duckdb
 oracle_test_duckdb = ^TestOracle$$
 oracle_test_clickhouse = ^TestOracleClickHouse$$
@@ -69,7 +73,11 @@ oracle_env_cluster = CLICKHOUSE_CLUSTER_DSN
 oracle:
 	@test -n '$(oracle_test_$(ENGINE))' || { echo "unknown ENGINE=$(ENGINE): want duckdb, clickhouse, chdb or cluster"; exit 2; }
 	@$(if $(oracle_env_$(ENGINE)),test -n "$$$(oracle_env_$(ENGINE))" || { echo "ENGINE=$(ENGINE) needs $(oracle_env_$(ENGINE)) set (see README: Testing)"; exit 2; })
-	$(if $(filter chdb,$(ENGINE)),CLICKHOUSE_DSN=$$CHDB_DSN) $(GO) test -tags $(TAGS) -count=1 -timeout 240m -run '$(oracle_test_$(ENGINE))' ./cmd/refill/ -oracle.cases $(ORACLE_CASES)
+	$(if $(filter chdb,$(ENGINE)),CLICKHOUSE_DSN=$$CHDB_DSN) $(GO) test -v -tags $(TAGS) -count=1 -timeout 240m -run '$(oracle_test_$(ENGINE))' ./cmd/refill/ -oracle.cases $(ORACLE_CASES) > $(ORACLE_LOG) 2>&1; \
+	status=$$?; \
+	echo "$$(grep -cE '^ +--- PASS: .*/[0-9]+ \(' $(ORACLE_LOG)) cases passed, $$(grep -cE '^ +--- FAIL: .*/[0-9]+ \(' $(ORACLE_LOG)) failed (log: $(ORACLE_LOG))"; \
+	grep -E '^ +--- FAIL: .*/[0-9]+ \(' $(ORACLE_LOG) | sed 's/^ *//'; \
+	exit $$status
 
 # Backfill the example shop (January to April 2024) into
 # testdata/shop/warehouse.duckdb and print its status.
