@@ -358,13 +358,18 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 func killHolding(t *testing.T, ch *clickhouse.Adapter, bin, dir, prefix, now string) string {
 	t.Helper()
 	p := startRun(t, bin, "--project", dir, "run", now, "--var", "k=2", "--mode", "all", "--concurrency", "1")
+	timeout := time.After(90 * time.Second)
 	for n := 2; n > 0; {
-		l, ok := <-p.lines
-		if !ok {
-			t.Fatalf("the forced rerun ended (exit %d) before 2 partitions were published:\n%s", p.wait(), p.out.String())
-		}
-		if strings.HasPrefix(l, "ok") {
-			n--
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("the forced rerun ended (exit %d) before 2 partitions were published:\n%s", p.wait(), p.out.String())
+			}
+			if strings.HasPrefix(l, "ok") {
+				n--
+			}
+		case <-timeout:
+			t.Fatalf("the forced rerun published fewer than 2 partitions in 90 s:\n%s", p.out.String())
 		}
 	}
 	p.signal(syscall.SIGKILL)
