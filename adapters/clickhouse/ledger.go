@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -301,40 +303,93 @@ func (a *Adapter) writeLeases(ctx context.Context, tag adapters.Tag, leases []ad
 // released is the expiry of a released lease's tombstone row.
 var released = time.Unix(0, 0).UTC()
 
-// AcquireLease takes l.Table for l.RunID without a transaction: it
-// inserts a claim, then reads the table's claims live at l.AcquiredAt.
-// The earliest (by acquired_at, then run_id) wins; a loser replaces its
-// claim with a tombstone and gets a *adapters.LeaseHeldError. A run
-// holding the table may acquire it again (its acquired_at is kept).
-// Expired claims are ignored. Two runs claiming within the same second on
-// clocks that disagree could both win; clocks are assumed to be in sync.
+// Claims of a lease, made without a transaction (see AcquireLease).
+const (
+	// claimWindow: of two claims whose acquired_at are less apart, neither
+	// wins.
+	claimWindow = 5 * time.Second
+	// claimSlack: a claim whose write ends later than this after
+	// AcquireLease began is withdrawn and made again.
+	claimSlack = 3 * time.Second
+	// claimRetries is how many times claims that collided are made again
+	// (after 0.5 to 1.5 claimPause) before AcquireLease gives up.
+	claimRetries = 3
+	claimPause   = 200 * time.Millisecond
+)
+
+// AcquireLease takes l.Table for l.RunID without a transaction. A table
+// another run claims is refused at once. Else it inserts a claim, then
+// reads the table's claims live at l.AcquiredAt, and wins when every other
+// was made claimWindow or more after its own. A loser replaces its claim
+// with a tombstone, so a run that finds a claim of its own holds the table
+// and may acquire it again (its acquired_at is kept).
+//
+// Why one winner: acquired_at is a whole second and is taken before the
+// claim is written, so claims cannot be ordered by it. But a claim B
+// written after a winner A read the claims has acquired_at at most
+// 1 s + claimSlack (plus the caller's delay) before its write, which came
+// after A's acquired_at: so A is within claimWindow of B, and B loses.
+// Claims within the window of each other all lose; each makes its claim
+// again after a pause of its own (claimRetries times), when the first to
+// claim again is seen by the others, and then gets a
+// *adapters.LeaseHeldError. Expired claims are ignored. Clocks are
+// assumed to be in sync.
 func (a *Adapter) AcquireLease(ctx context.Context, l adapters.Lease) error {
 	tag := adapters.Tag{RunID: l.RunID, Step: "lease"}
 	where := "`table_name` = " + a.d.QuoteString(l.Table)
-	live, err := a.leases(ctx, tag, where, l.AcquiredAt)
-	if err != nil {
-		return err
-	}
-	for _, held := range live {
-		if held.RunID == l.RunID && held.AcquiredAt.Before(l.AcquiredAt) {
-			l.AcquiredAt = held.AcquiredAt
+	for collisions := 0; ; {
+		begun := time.Now()
+		live, err := a.leases(ctx, tag, where, l.AcquiredAt)
+		if err != nil {
+			return err
 		}
+		if own := slices.IndexFunc(live, func(c adapters.Lease) bool { return c.RunID == l.RunID }); own >= 0 {
+			l.AcquiredAt = live[own].AcquiredAt
+			return a.writeLeases(ctx, tag, []adapters.Lease{l})
+		}
+		if len(live) > 0 {
+			return &adapters.LeaseHeldError{Held: live[0]}
+		}
+		if err := a.writeLeases(ctx, tag, []adapters.Lease{l}); err != nil {
+			return err
+		}
+		took := time.Since(begun)
+		tomb := l
+		tomb.ExpiresAt = released
+		rival := -1
+		if took <= claimSlack {
+			if live, err = a.leases(ctx, tag, where, l.AcquiredAt); err != nil {
+				return err
+			}
+			own := seconds(l.AcquiredAt)
+			rival = slices.IndexFunc(live, func(c adapters.Lease) bool {
+				return c.RunID != l.RunID && c.AcquiredAt.Before(own.Add(claimWindow))
+			})
+			if rival < 0 {
+				return nil
+			}
+		}
+		// Too slow to count, or collided: withdrawn.
+		if err := a.writeLeases(context.WithoutCancel(ctx), tag, []adapters.Lease{tomb}); err != nil {
+			return err
+		}
+		if collisions++; collisions > claimRetries {
+			if rival < 0 {
+				return fmt.Errorf("claiming the lease on %s: each of %d claims took longer than %s to write", l.Table, collisions, claimSlack)
+			}
+			return &adapters.LeaseHeldError{Held: live[rival]}
+		}
+		// Claims that collided all lost: each tries again after its own
+		// pause, and the first to claim then is seen by the others.
+		pause := claimPause/2 + rand.N(claimPause)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		took = time.Since(begun)
+		l.AcquiredAt, l.HeartbeatAt, l.ExpiresAt = l.AcquiredAt.Add(took), l.HeartbeatAt.Add(took), l.ExpiresAt.Add(took)
 	}
-	if err := a.writeLeases(ctx, tag, []adapters.Lease{l}); err != nil {
-		return err
-	}
-	if live, err = a.leases(ctx, tag, where, l.AcquiredAt); err != nil {
-		return err
-	}
-	if len(live) == 0 || live[0].RunID == l.RunID {
-		return nil
-	}
-	tomb := l
-	tomb.ExpiresAt = released
-	if err := a.writeLeases(context.WithoutCancel(ctx), tag, []adapters.Lease{tomb}); err != nil {
-		return err
-	}
-	return &adapters.LeaseHeldError{Held: live[0]}
 }
 
 // RenewLeases moves the expiry of every live lease of runID to expires,

@@ -314,21 +314,7 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 	// recording look done. Once that run holds the tables it plans again
 	// and redoes them with the new day; had it not, it would exit 0 and
 	// leave them pending (found by the oracle, seed 1796436526001680588).
-	p = startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--mode", "all", "--concurrency", "1")
-	waitFor(t, p.lines, "ok", 2)
-	p.signal(syscall.SIGKILL)
-	p.wait()
-	if leases, err = ch.Leases(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	beat := time.Now()
-	for _, l := range leases {
-		if strings.HasPrefix(l.Table, prefix) {
-			if err := ch.RenewLeases(context.Background(), l.RunID, beat, beat.Add(20*time.Second)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	killHolding(t, ch, bin, dir, prefix, crashNow)
 	const dayAfter = "--now=2024-03-21"
 	r := mustRefill(t, dir, "run", dayAfter, "--var", "k=2", "--wait", "60s")
 	// (On a loaded machine the leases may expire before it asks for them:
@@ -346,4 +332,65 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 			t.Errorf("after the run that waited %s sums to %d, want %d", d, w, 2*base[d])
 		}
 	}
+
+	// Killed once more, a run of the same day finds nothing to build
+	// while the killed run looks alive. It takes no lease, but must not
+	// say all is built before that run's leases expire: it refuses
+	// (exit 3) without --wait, and with it waits, plans again and redoes
+	// what the killed run published without recording it. Had it exited 0,
+	// status would say pending once those leases expired.
+	killed := killHolding(t, ch, bin, dir, prefix, dayAfter)
+	if r := refill(t, dir, "run", dayAfter, "--var", "k=2"); r.code != exitLocked || !strings.Contains(r.stderr, "Nothing was run") {
+		t.Errorf("with nothing to build while the killed run holds its tables: exit %d, want %d\n%s%s", r.code, exitLocked, r.stdout, r.stderr)
+	}
+	r = mustRefill(t, dir, "run", dayAfter, "--var", "k=2", "--wait", "60s")
+	ch.ReleaseLeases(context.Background(), killed) // expired, for status
+	for d, s := range partitionStates(t, dir, prefix+"mart.m", dayAfter, "--var", "k=2") {
+		if s != "done" {
+			t.Errorf("after the run with nothing to build waited, %s is %s\n%s", d, s, r.stdout)
+		}
+	}
+}
+
+// killHolding kills a forced rerun of the ClickHouse project in dir after
+// its first publications and leaves its leases 20 s to live; it returns
+// the killed run's ID.
+func killHolding(t *testing.T, ch *clickhouse.Adapter, bin, dir, prefix, now string) string {
+	t.Helper()
+	p := startRun(t, bin, "--project", dir, "run", now, "--var", "k=2", "--mode", "all", "--concurrency", "1")
+	timeout := time.After(90 * time.Second)
+	for n := 2; n > 0; {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("the forced rerun ended (exit %d) before 2 partitions were published:\n%s", p.wait(), p.out.String())
+			}
+			if strings.HasPrefix(l, "ok") {
+				n--
+			}
+		case <-timeout:
+			t.Fatalf("the forced rerun published fewer than 2 partitions in 90 s:\n%s", p.out.String())
+		}
+	}
+	p.signal(syscall.SIGKILL)
+	p.wait()
+	leases, err := ch.Leases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat, killed := time.Now(), ""
+	for _, l := range leases {
+		// The earlier killed runs' leases have expired: only this one's
+		// lives.
+		if strings.HasPrefix(l.Table, prefix) && l.ExpiresAt.After(beat) {
+			if err := ch.RenewLeases(context.Background(), l.RunID, beat, beat.Add(20*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			killed = l.RunID
+		}
+	}
+	if killed == "" {
+		t.Fatal("the killed run holds no lease")
+	}
+	return killed
 }
