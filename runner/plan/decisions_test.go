@@ -313,7 +313,7 @@ func nonEmpty[T any](label string, v []T) string {
 // note, rather than run against a table that does not exist yet. (The
 // example project, on an empty ledger: its marts read staging.orders,
 // which starts on 2024-01-01. The ledger's summaries set staging.orders'
-// floor at its start, which proves no partition built.)
+// proven bound at its start, which proves no partition built.)
 func TestWholeTableOverNothingIsLeftOut(t *testing.T) {
 	t.Parallel()
 	fsys, opts := adaptertest.Shop(t, duckdb.Engine())

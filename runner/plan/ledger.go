@@ -115,7 +115,7 @@ func (l *ledger) lastPublished(up *models.Model, span models.Span) (time.Time, s
 }
 
 // Record returns the ledger's record of model's partition key as the plan
-// read it (its floors aside: see Facts.Floors); nil when it has none.
+// read it (its proven bounds aside: see Facts.Proven); nil when it has none.
 func (p *Plan) Record(model, key string) *adapters.Record {
 	if p == nil || p.ledger == nil {
 		return nil

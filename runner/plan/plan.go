@@ -83,12 +83,12 @@ type Facts struct {
 	// SchemaChanged says, by model name, how the columns of a model with
 	// on_schema_change: rebuild differ from its table's: it is rebuilt.
 	SchemaChanged map[string]string
-	// Floors, when set, hold per time-partitioned model the instant
+	// Proven, when set, holds per time-partitioned model the instant
 	// before which the ledger's summaries proved every partition done and
-	// up to date (see planFloors): the plan looks at none of them, and
+	// up to date (see planProven): the plan looks at none of them, and
 	// Records holds only the records the partitions from there on need. A
-	// model whose summaries prove none built has no floor.
-	Floors map[string]time.Time
+	// model whose summaries prove none built has no proven bound.
+	Proven map[string]time.Time
 }
 
 // TableFacts is what the warehouse holds of one model's table.
@@ -287,7 +287,7 @@ func (pl *planner) candidates() error {
 				byKey[p.Key] = p
 			}
 		} else if pl.chosen.Direct[m] {
-			parts, notes, named, err := pl.sel.rangeOf(m, pl.facts.Floors[m.Name])
+			parts, notes, named, err := pl.sel.rangeOf(m, pl.facts.Proven[m.Name])
 			if err != nil {
 				return err
 			}
@@ -333,7 +333,7 @@ func (pl *planner) candidates() error {
 				}
 			}
 		}
-		floor := pl.facts.Floors[m.Name]
+		proven := pl.facts.Proven[m.Name]
 		parts := direct
 		if parts == nil {
 			parts = make([]models.Partition, 0, len(byKey))
@@ -342,8 +342,8 @@ func (pl *planner) candidates() error {
 			}
 			sortPartitions(m, parts)
 		}
-		if m.Kind() == models.TimePartitioned && !floor.IsZero() {
-			parts = slices.DeleteFunc(parts, func(p models.Partition) bool { return p.Start.Before(floor) })
+		if m.Kind() == models.TimePartitioned && !proven.IsZero() {
+			parts = slices.DeleteFunc(parts, func(p models.Partition) bool { return p.Start.Before(proven) })
 		}
 		if len(parts) > 0 && pl.chosen.Upstream[m] {
 			pl.matched = true
@@ -752,7 +752,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			first := up.PartitionAt(up.Config.Start)
 			through := pl.horizons[m].Add(-time.Nanosecond)
 			// Never built, up has no table to read yet.
-			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Floors[up.Name].IsZero()
+			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Proven[up.Name].IsZero()
 			switch {
 			case !complete && never:
 				return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
@@ -765,7 +765,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			reads = models.ReadPartitions(m, p, up, time.Time{})
 		}
 		if len(reads) == 0 && up.Kind() == models.TimePartitioned && pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 &&
-			pl.facts.Floors[up.Name].IsZero() {
+			pl.facts.Proven[up.Name].IsZero() {
 			// Up has no partition p reads (its start: is later), and was
 			// never built: it has no table to read yet.
 			first := up.PartitionAt(up.Config.Start)
@@ -830,11 +830,11 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 }
 
 // provenBuilt reports whether partition q of up, whose record the plan did
-// not read, lies before up's floor: the ledger's summaries proved it done
-// (see planFloors).
+// not read, lies before up's proven bound: the ledger's summaries proved it done
+// (see planProven).
 func (pl *planner) provenBuilt(up *models.Model, q models.Partition) bool {
-	floor, ok := pl.facts.Floors[up.Name]
-	return ok && q.Start.Before(floor)
+	proven, ok := pl.facts.Proven[up.Name]
+	return ok && q.Start.Before(proven)
 }
 
 // rangeHorizon returns the end of the upstream time the selection's range
@@ -890,10 +890,10 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 			if r := pl.a.ledger.latestHeld(up.Name); r != nil {
 				h = latest(h, r.WindowStart.Add(time.Second))
 			}
-			if floor, ok := pl.facts.Floors[up.Name]; ok && !floor.IsZero() {
-				// Every complete partition before the floor is built.
+			if proven, ok := pl.facts.Proven[up.Name]; ok && !proven.IsZero() {
+				// Every complete partition before the proven bound is built.
 				if last, complete := pl.lastComplete(up); complete {
-					h = latest(h, earliest(floor, up.PartitionAt(last).End))
+					h = latest(h, earliest(proven, up.PartitionAt(last).End))
 				}
 			}
 		}

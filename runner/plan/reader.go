@@ -48,7 +48,7 @@ func (r *Reader) Records(ctx context.Context) ([]adapters.Record, error) {
 // Plan reads the ledger, evaluates the watermarks a scheduled run checks,
 // compares the selected tables with the ledger (see Facts), and plans sel.
 // With an adapter that summarizes its ledger, it reads only the records
-// the plan needs (see planFloors).
+// the plan needs (see planProven).
 func (r *Reader) Plan(ctx context.Context, sel Selection) (*Plan, error) {
 	facts, err := r.facts(ctx, sel, true)
 	if err != nil {
@@ -101,11 +101,11 @@ func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Fac
 		return nil, err
 	}
 	if sums != nil {
-		fp := planFloors(r.Project, r.Scope, sel, sums, facts.Tables, facts.SchemaChanged, accepted(r.Project, r.Scope, facts.Versions))
+		fp := planProven(r.Project, r.Scope, sel, sums, facts.Tables, facts.SchemaChanged, accepted(r.Project, r.Scope, facts.Versions))
 		if facts.Records, err = r.Adapter.(adapters.LedgerSummarizer).QueryPartitions(ctx, fp.query); err != nil {
 			return nil, err
 		}
-		facts.Floors = fp.floors
+		facts.Proven = fp.proven
 	}
 	return facts, nil
 }
@@ -116,7 +116,7 @@ func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Fac
 // It returns nil otherwise.
 func (r *Reader) summaries(ctx context.Context, sel Selection, summarize bool) ([]adapters.RecordSummary, error) {
 	ls, ok := r.Adapter.(adapters.LedgerSummarizer)
-	if !summarize || !ok || !floorsApply(sel) {
+	if !summarize || !ok || !summariesApply(sel) {
 		return nil, nil
 	}
 	if unrecorded, err := r.AnyUnrecorded(ctx); err != nil || unrecorded {

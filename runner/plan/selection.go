@@ -106,7 +106,7 @@ func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []
 
 // rangeOf is rangeFor, also reporting whether --partitions named some
 // partition of m, complete or not.
-func (s Selection) rangeOf(m *models.Model, floor time.Time) (parts []models.Partition, notes []string, named bool, err error) {
+func (s Selection) rangeOf(m *models.Model, proven time.Time) (parts []models.Partition, notes []string, named bool, err error) {
 	if len(s.Partitions) > 0 && (s.From != "" || s.To != "") {
 		return nil, nil, false, usageErrorf("--partitions cannot be combined with --from or --to")
 	}
@@ -181,8 +181,8 @@ func (s Selection) rangeOf(m *models.Model, floor time.Time) (parts []models.Par
 			to = last
 		}
 	}
-	if floor.After(first) {
-		first = floor // the plan proved the partitions before it done (see planFloors)
+	if proven.After(first) {
+		first = proven // the plan proved the partitions before it done (see planProven)
 	}
 	return m.Partitions(first, to), notes, false, nil
 }

@@ -100,7 +100,7 @@ func staleThroughUpstream(p *models.Project, scope *models.Scope, facts Facts, s
 	sel.Mode, sel.AllowMissingUpstream, sel.FullRefresh, sel.Since = ModeDefault, false, false, time.Time{}
 	none := 0
 	sel.Lookback = &none
-	facts.Floors = nil // every record was read
+	facts.Proven = nil // every record was read
 	out := map[string]string{}
 	plan, err := NewPlanFacts(p, scope, facts, sel)
 	if errors.Is(err, ErrUsage) {

@@ -13,43 +13,43 @@ import (
 // windows before last year. A bucket whose summary proves every partition
 // of the model in it done, built by the current version, and built after
 // every upstream partition it reads was last published needs no record:
-// the plan starts each model at its floor, the first bucket it cannot prove
+// the plan starts each model at its proven bound, the first bucket it cannot prove
 // so, and reads only the records that partitions from there on, and the
 // partitions that reading them may reach, look at. An hourly run with
 // nothing to do reads O(models × (years + months)) summary rows and the
 // records of the last month or so, not every record.
 
-// never is the floor of a model none of whose partitions need a look.
+// never is the proven bound of a model none of whose partitions need a look.
 var never = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// floorsApply reports whether sel can plan from floors: modes and resumes
+// summariesApply reports whether sel can plan from the summaries: modes and resumes
 // that look at every partition cannot.
-func floorsApply(sel Selection) bool {
+func summariesApply(sel Selection) bool {
 	return sel.Mode != ModeAll && sel.Since.IsZero() && len(sel.Partitions) == 0 && !sel.FullRefresh
 }
 
-// floorPlan is what planFloors decides.
-type floorPlan struct {
-	// floors holds, per time-partitioned model, the instant before which
+// provenPlan is what planProven decides.
+type provenPlan struct {
+	// proven holds, per time-partitioned model, the instant before which
 	// every partition is proven done and up to date (zero: none is).
-	floors map[string]time.Time
+	proven map[string]time.Time
 	query  adapters.RecordQuery
 }
 
-// planFloors decides each model's floor from the ledger's summaries and
+// planProven decides each model's proven bound from the ledger's summaries and
 // the records the plan must read. tables and rebuild are the facts read
 // before it (drift, schema changes); the records of the models in whole
 // are read whole.
-func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []adapters.RecordSummary,
-	tables map[string]*TableFacts, rebuild map[string]string, whole map[string]bool) floorPlan {
+func planProven(p *models.Project, scope *models.Scope, sel Selection, sums []adapters.RecordSummary,
+	tables map[string]*TableFacts, rebuild map[string]string, whole map[string]bool) provenPlan {
 	byModel := map[string][]adapters.RecordSummary{}
 	for _, s := range sums {
 		byModel[s.Model] = append(byModel[s.Model], s)
 	}
-	f := &floorer{sel: sel, yearly: yearly(sel.Now), scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
-		floor: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{},
+	f := &prover{sel: sel, yearly: yearly(sel.Now), scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
+		proven: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{},
 		refreshOnly: map[*models.Model]bool{}}
-	// Floors and how far back steps may reach, upstream first.
+	// Proven bounds and how far back steps may reach, upstream first.
 	for _, m := range p.Graph.Order {
 		if m.Kind() != models.TimePartitioned {
 			f.may[m] = !f.quiet(m)
@@ -59,33 +59,33 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 			if !f.may[m] && f.refreshes(m) {
 				// It runs by its refresh rule alone: what it reads was not
 				// republished since it was built, so the upstream
-				// partitions before their floors are proven built, and
+				// partitions before their proven bounds are built, and
 				// their records need no reading.
 				f.may[m], f.refreshOnly[m] = true, true
 			}
 			continue
 		}
-		floor := f.timeFloor(m)
+		proven := f.timeProven(m)
 		for key := range lookbackKeys(m, sel) {
-			if part, err := m.Partition(key); err == nil && part.Start.Before(floor) {
-				floor = part.Start
+			if part, err := m.Partition(key); err == nil && part.Start.Before(proven) {
+				proven = part.Start
 			}
 		}
 		// A model selected with a leading + runs what its readers'
 		// candidates read: the partitions of m that read an upstream
-		// partition from the upstream's floor on stay candidates.
+		// partition from the upstream's proven bound on stay candidates.
 		for _, up := range m.Upstream {
-			if uf, ok := f.floor[up]; ok && uf.Before(never) {
-				if l := reading(m, uf); l.Before(floor) {
-					floor = l
+			if uf, ok := f.proven[up]; ok && uf.Before(never) {
+				if l := reading(m, uf); l.Before(proven) {
+					proven = l
 				}
 			}
 		}
-		if floor.Before(m.Config.Start) {
-			floor = time.Time{}
+		if proven.Before(m.Config.Start) {
+			proven = time.Time{}
 		}
-		f.floor[m] = floor
-		low := floor
+		f.proven[m] = proven
+		low := proven
 		for _, up := range m.Upstream {
 			switch {
 			case !f.may[up]:
@@ -102,15 +102,15 @@ func planFloors(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 	// What each model's records must cover: its own partitions from its
 	// low on (and the one before, which audits and cumulative models
 	// read), and what the partitions of its readers from their low on read.
-	out := floorPlan{floors: map[string]time.Time{}, query: adapters.RecordQuery{Since: map[string]time.Time{}}}
+	out := provenPlan{proven: map[string]time.Time{}, query: adapters.RecordQuery{Since: map[string]time.Time{}}}
 	for _, x := range p.Graph.Order {
 		if x.Kind() != models.TimePartitioned {
 			out.query.All = append(out.query.All, x.Name)
 			continue
 		}
-		if f.floor[x].After(x.Config.Start) {
-			// A floor at the start (an empty ledger's) proves nothing.
-			out.floors[x.Name] = f.floor[x]
+		if f.proven[x].After(x.Config.Start) {
+			// A proven bound at the start (an empty ledger's) proves nothing.
+			out.proven[x.Name] = f.proven[x]
 		}
 		from := never
 		if f.may[x] {
@@ -192,14 +192,14 @@ func aligned(down, up *models.Model) (models.Grain, bool) {
 	return g, true
 }
 
-type floorer struct {
+type prover struct {
 	sel     Selection
 	yearly  time.Time // see adapters.SummaryQuery
 	scope   *models.Scope
 	sums    map[string][]adapters.RecordSummary
 	tables  map[string]*TableFacts
 	rebuild map[string]string
-	floor   map[*models.Model]time.Time
+	proven  map[*models.Model]time.Time
 	// low is, per time-partitioned model, the earliest instant a partition
 	// this plan may run can start at, through what reads what.
 	low map[*models.Model]time.Time
@@ -212,7 +212,7 @@ type floorer struct {
 
 // suspect reports whether m's records cannot be summarized: its table
 // drifted from the ledger, or it is rebuilt.
-func (f *floorer) suspect(m *models.Model) bool {
+func (f *prover) suspect(m *models.Model) bool {
 	if tf := f.tables[m.Name]; tf != nil && (!tf.Exists || tf.Rows != nil) {
 		return true
 	}
@@ -221,7 +221,7 @@ func (f *floorer) suspect(m *models.Model) bool {
 
 // clean reports whether summary s proves its records done, built by m's
 // current version, with n of them.
-func (f *floorer) clean(m *models.Model, s *adapters.RecordSummary, n int64) bool {
+func (f *prover) clean(m *models.Model, s *adapters.RecordSummary, n int64) bool {
 	fp := m.Version(f.scope).Fingerprint
 	return s != nil && s.Records == n && s.Done == n && s.MinFingerprint == fp && s.MaxFingerprint == fp &&
 		(!m.Config.Self || s.SelfStale == 0)
@@ -229,14 +229,14 @@ func (f *floorer) clean(m *models.Model, s *adapters.RecordSummary, n int64) boo
 
 // refreshes reports whether a scheduled run may rebuild m, a list or
 // whole-table model, by its refresh rule alone.
-func (f *floorer) refreshes(m *models.Model) bool {
+func (f *prover) refreshes(m *models.Model) bool {
 	return f.sel.Scheduled() && f.sel.Mode == ModeDefault && m.RefreshRule().Mode != models.RefreshNever
 }
 
 // outside reports whether m's summaries have records in buckets outside
 // its start..end: partitions a run removes (planner.removals), which the
 // plan must read.
-func (f *floorer) outside(m *models.Model) bool {
+func (f *prover) outside(m *models.Model) bool {
 	first := f.bucketOf(m.Config.Start)
 	for _, s := range f.sums[m.Name] {
 		if s.Records > 0 && (s.Bucket.Before(first) || !m.Config.End.IsZero() && !s.Bucket.Before(m.Config.End)) {
@@ -258,7 +258,7 @@ func (f *floorer) outside(m *models.Model) bool {
 }
 
 // bucket returns m's summary of the bucket starting at b, or nil.
-func (f *floorer) bucket(m *models.Model, b time.Time) *adapters.RecordSummary {
+func (f *prover) bucket(m *models.Model, b time.Time) *adapters.RecordSummary {
 	for i := range f.sums[m.Name] {
 		if f.sums[m.Name][i].Bucket.Equal(b) {
 			return &f.sums[m.Name][i]
@@ -269,7 +269,7 @@ func (f *floorer) bucket(m *models.Model, b time.Time) *adapters.RecordSummary {
 
 // quiet reports whether a list or whole-table model has nothing to do but,
 // maybe, a refresh (refreshes).
-func (f *floorer) quiet(m *models.Model) bool {
+func (f *prover) quiet(m *models.Model) bool {
 	if f.suspect(m) {
 		return false
 	}
@@ -290,10 +290,10 @@ func (f *floorer) quiet(m *models.Model) bool {
 	return true
 }
 
-// timeFloor returns the start of m's first bucket (month, or year; see
+// timeProven returns the start of m's first bucket (month, or year; see
 // adapters.SummaryQuery) that its summaries do not prove done and up to
 // date; never when there is none.
-func (f *floorer) timeFloor(m *models.Model) time.Time {
+func (f *prover) timeProven(m *models.Model) time.Time {
 	last, complete := m.LastComplete(f.sel.Now)
 	if f.suspect(m) || !complete {
 		return time.Time{}
@@ -340,7 +340,7 @@ func (f *floorer) timeFloor(m *models.Model) time.Time {
 // published returns the latest publication of up's partitions whose
 // extents may overlap [lo, hi); of all of them when hi is zero or up is
 // not time-partitioned.
-func (f *floorer) published(up *models.Model, lo, hi time.Time) time.Time {
+func (f *prover) published(up *models.Model, lo, hi time.Time) time.Time {
 	var latest time.Time
 	for _, s := range f.sums[up.Name] {
 		if !hi.IsZero() && up.Kind() == models.TimePartitioned && !s.Bucket.IsZero() {
@@ -392,7 +392,7 @@ func reading(m *models.Model, t time.Time) time.Time {
 
 // bucketOf returns the first instant of the bucket holding t: its month
 // in UTC, or its year before the summaries' yearly.
-func (f *floorer) bucketOf(t time.Time) time.Time {
+func (f *prover) bucketOf(t time.Time) time.Time {
 	t = t.UTC()
 	if t.Before(f.yearly) {
 		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
@@ -401,7 +401,7 @@ func (f *floorer) bucketOf(t time.Time) time.Time {
 }
 
 // bucketEnd returns the end of the bucket starting at b.
-func (f *floorer) bucketEnd(b time.Time) time.Time {
+func (f *prover) bucketEnd(b time.Time) time.Time {
 	if b.Before(f.yearly) {
 		return b.AddDate(1, 0, 0)
 	}
