@@ -15,12 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/refill/refill/cmd/refill/internal/junit"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner/check"
 )
 
 func (a *app) testCommand() *cobra.Command {
-	var junit, from, to, now string
+	var junitPath, from, to, now string
 	var exclude []string
 	var allowUnsampled bool
 	c := &cobra.Command{
@@ -61,8 +62,8 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 			checks := check.Run(a.ctx, check.Options{Load: a.loadProjectFS, Select: args, Exclude: exclude, From: from, To: to,
 				Now: clock, Dialect: dialectFor, Sandbox: sandbox()})
 			a.printChecks(a.stdout, checks, time.Since(started))
-			if junit != "" {
-				if err := writeJUnit(junit, checks, time.Since(started), allowUnsampled); err != nil {
+			if junitPath != "" {
+				if err := junit.Write(junitPath, checks, time.Since(started), allowUnsampled); err != nil {
 					return err
 				}
 			}
@@ -75,7 +76,7 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to `FILE`")
+	c.Flags().StringVar(&junitPath, "junit", "", "also write the results as JUnit XML to `FILE`")
 	c.Flags().StringVar(&from, "from", "", "first sample partition (default: the earliest model start)")
 	c.Flags().StringVar(&to, "to", "", "last sample partition (default: two days after --from)")
 	c.Flags().StringVar(&now, "now", "", "the clock that decides which partitions are complete (default: now)")

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/refill/refill/cmd/refill/internal/junit"
 )
 
 func TestRefillTestPassesOnTheShop(t *testing.T) {
 	t.Parallel()
 	dir := shop(t, nil)
-	junit := filepath.Join(t.TempDir(), "report.xml")
-	r := mustRefill(t, dir, "test", "--junit", junit)
+	report := filepath.Join(t.TempDir(), "report.xml")
+	r := mustRefill(t, dir, "test", "--junit", report)
 	for _, want := range []string{"ok       unit      marts.daily_revenue \"sums the day's orders and returns\"", "ok       audit     staging.orders unique(order_id)",
 		"ok       run       marts.rolling_revenue", "ok       render    marts.monthly_revenue", "0 failed"} {
 		if !strings.Contains(r.stdout, want) {
@@ -20,11 +22,11 @@ func TestRefillTestPassesOnTheShop(t *testing.T) {
 		}
 	}
 	// The JUnit file parses, and has one test case per line of the report.
-	b, err := os.ReadFile(junit)
+	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suites junitSuites
+	var suites junit.Suites
 	if err := xml.Unmarshal(b, &suites); err != nil {
 		t.Fatalf("JUnit XML does not parse: %v\n%s", err, b)
 	}

@@ -23,7 +23,8 @@ var layers = []struct {
 	{4, []string{"runner/plan"}},
 	{5, []string{"runner"}},
 	{6, []string{"runner/check", "cmd/refill/internal/statuspage"}},
-	{7, []string{"cmd/refill"}},
+	{7, []string{"cmd/refill/internal/junit"}},
+	{8, []string{"cmd/refill"}},
 }
 
 var engineDirs = map[string]bool{"adapters/duckdb": true, "adapters/clickhouse": true, "adapters/snowflake": true}
