@@ -14,6 +14,11 @@ import (
 type Engine struct {
 	// Info is what the engine guarantees, known without a connection.
 	Info Info
+	// Title is the engine's name in prose (DuckDB).
+	Title string
+	// Driver is the module path of the Go driver the engine imports, whose
+	// version refill --version reports.
+	Driver string
 	// DSN says the engine's targets connect with dsn:.
 	DSN bool
 	// TargetKeys are the target settings of its own (models.Target.Settings).
@@ -32,6 +37,13 @@ type Engine struct {
 	// Parser, when set, opens a parser of the dialect that needs no
 	// connection (refill validate checks every model's SQL with it).
 	Parser func() (Parser, error)
+	// Sandbox, when set, opens a new, empty in-memory database of an
+	// engine linked into the binary, with the default schema of a target
+	// that names none (refill test runs models there). The caller closes it.
+	Sandbox func(ctx context.Context) (Adapter, error)
+	// Library, when set, returns the version of the engine's library linked
+	// into the binary, such as v1.5.0 (refill --version).
+	Library func(ctx context.Context) (string, error)
 }
 
 // Keys are what the engine adds to a project's files, for models.Load.

@@ -16,6 +16,8 @@ import (
 func Engine() adapters.Engine {
 	return adapters.Engine{
 		Info:       Capabilities(),
+		Title:      "ClickHouse",
+		Driver:     "github.com/ClickHouse/clickhouse-go/v2",
 		DSN:        true,
 		TargetKeys: []string{"cluster", "layout", "sharding_key"},
 		Block:      checkBlock,

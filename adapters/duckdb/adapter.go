@@ -286,9 +286,9 @@ func (a *Adapter) run(ctx context.Context, step, sql string) error {
 	return adapters.ExecFailed(step, sql, located(sql, err))
 }
 
-// EngineVersion returns the version of the DuckDB library this binary
+// engineVersion returns the version of the DuckDB library this binary
 // links, such as v1.5.0, from an in-memory database.
-func EngineVersion(ctx context.Context) (string, error) {
+func engineVersion(ctx context.Context) (string, error) {
 	a, err := Open(ctx, Config{ReadOnly: true})
 	if err != nil {
 		return "", err

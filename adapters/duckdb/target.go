@@ -16,6 +16,8 @@ import (
 func Engine() adapters.Engine {
 	return adapters.Engine{
 		Info:       Capabilities(),
+		Title:      "DuckDB",
+		Driver:     "github.com/duckdb/duckdb-go/v2",
 		TargetKeys: []string{"path"},
 		Dialect: func(t *models.Target) (models.Dialect, string) {
 			return Dialect{}, cmp.Or(t.Schema, "main")
@@ -34,6 +36,10 @@ func Engine() adapters.Engine {
 			return Open(ctx, cfg)
 		},
 		Parser: func() (adapters.Parser, error) { return newParser() },
+		Sandbox: func(ctx context.Context) (adapters.Adapter, error) {
+			return Open(ctx, Config{})
+		},
+		Library: engineVersion,
 	}
 }
 

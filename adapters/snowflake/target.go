@@ -14,6 +14,8 @@ import (
 func Engine() adapters.Engine {
 	return adapters.Engine{
 		Info:       Capabilities(),
+		Title:      "Snowflake",
+		Driver:     "github.com/snowflakedb/gosnowflake",
 		DSN:        true,
 		TargetKeys: []string{"warehouse"},
 		Block:      checkBlock,

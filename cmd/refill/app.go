@@ -184,7 +184,7 @@ The project is the folder holding refill.yml (see --project).`,
 	}
 	root.RunE = func(c *cobra.Command, args []string) error {
 		if *showVersion {
-			_, err := fmt.Fprint(a.stdout, versionText())
+			_, err := fmt.Fprint(a.stdout, versionText(a.ctx))
 			return err
 		}
 		return c.Help()

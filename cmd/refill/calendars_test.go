@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +101,7 @@ WHERE d >= {{ start }} AND d < {{ end }}`)
 	}
 	write(t, dir, "seeds/"+prefix+"src/events.csv", csv.String())
 	if engine == "clickhouse" {
-		t.Cleanup(func() { dropClickHouseDatabases(t, prefix+"src", prefix+"staging", prefix+"marts") })
+		dropClickHouseDatabases(t, prefix+"src", prefix+"staging", prefix+"marts")
 	}
 	// Saturday 2025-03-01: the week from Sunday 2025-02-23 is still open,
 	// the Monday week from 2025-02-24 too, and the fiscal years from
@@ -200,20 +199,4 @@ func weekRows(t *testing.T, dir, engine, schema, table string) map[string]string
 		out[fmt.Sprint(r[0])] = fmt.Sprintf("%d/%d", adapters.Int(adapters.Normalize(r[1])), adapters.Int(adapters.Normalize(r[2])))
 	}
 	return out
-}
-
-// dropClickHouseDatabases drops the databases a test made on the server
-// CLICKHOUSE_DSN names.
-func dropClickHouseDatabases(t *testing.T, dbs ...string) {
-	ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-	if err != nil {
-		t.Logf("dropping %v: %v", dbs, err)
-		return
-	}
-	defer ch.Close()
-	for _, db := range dbs {
-		if _, err := ch.DB().Exec("DROP DATABASE IF EXISTS `" + db + "`"); err != nil {
-			t.Logf("dropping %s: %v", db, err)
-		}
-	}
 }

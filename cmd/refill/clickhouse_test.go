@@ -26,17 +26,23 @@ import (
 func clickhouseShop(t *testing.T) (string, string) {
 	adaptertest.ClickHouseServer.Env(t)
 	dir, prefix := prefixedShop(t)
+	dropClickHouseDatabases(t, prefix+"raw", prefix+"staging", prefix+"marts")
+	return dir, prefix
+}
+
+// dropClickHouseDatabases drops databases dbs from the ClickHouse server
+// when t ends, through an adapter opened now (skipping t unless the
+// environment names the server) and closed after.
+func dropClickHouseDatabases(t *testing.T, dbs ...string) {
+	t.Helper()
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
 	t.Cleanup(func() {
-		a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-		if err != nil {
-			return
-		}
-		defer a.Close()
-		for _, db := range []string{"raw", "staging", "marts"} {
-			a.DB().Exec("DROP DATABASE IF EXISTS `" + prefix + db + "`")
+		for _, db := range dbs {
+			if _, err := ch.DB().Exec("DROP DATABASE IF EXISTS `" + db + "`"); err != nil {
+				t.Logf("dropping %s: %v", db, err)
+			}
 		}
 	})
-	return dir, prefix
 }
 
 // prefixedShop copies the shop with every schema renamed to p_<schema>

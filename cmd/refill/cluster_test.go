@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -24,18 +25,29 @@ import (
 // CLICKHOUSE_CLUSTER_NODES (every node, shard by shard) and, for the
 // failover test, CLICKHOUSE_CLUSTER_DIR.
 
-// clusterEnv skips t unless a cluster is configured.
-func clusterEnv(t *testing.T) {
+// clusterEnv skips t unless a cluster is configured, and returns its
+// variables' values: the first node's DSN, the cluster's name and every
+// node's DSN, comma-separated.
+func clusterEnv(t *testing.T) []string {
 	t.Helper()
-	adaptertest.ClusterServer.Env(t)
+	return adaptertest.ClusterServer.Env(t)
+}
+
+// clusterDir skips t unless a cluster is configured with the folder
+// .ci/cluster/start made (CLICKHOUSE_CLUSTER_DIR), and returns the folder.
+func clusterDir(t *testing.T) string {
+	t.Helper()
+	s := adaptertest.ClusterServer
+	s.Vars = append(slices.Clip(s.Vars), "CLICKHOUSE_CLUSTER_DIR")
+	return s.Env(t)[len(s.Vars)-1]
 }
 
 // openCluster opens an adapter on the cluster (layout does not matter to
 // reading), closed when t ends.
 func openCluster(t *testing.T, layout string) *clickhouse.Adapter {
 	t.Helper()
-	a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_CLUSTER_DSN"),
-		Cluster: os.Getenv("CLICKHOUSE_CLUSTER"), Layout: layout})
+	env := clusterEnv(t)
+	a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: env[0], Cluster: env[1], Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +60,7 @@ func openCluster(t *testing.T, layout string) *clickhouse.Adapter {
 func clusterNodes(t *testing.T) []*clickhouse.Adapter {
 	t.Helper()
 	var out []*clickhouse.Adapter
-	for _, dsn := range strings.Split(os.Getenv("CLICKHOUSE_CLUSTER_NODES"), ",") {
+	for _, dsn := range strings.Split(clusterEnv(t)[2], ",") {
 		a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: dsn})
 		if err != nil {
 			t.Fatal(err)
@@ -62,16 +74,15 @@ func clusterNodes(t *testing.T) []*clickhouse.Adapter {
 	return out
 }
 
-// dropOnCluster drops databases from every node when t ends.
+// dropOnCluster drops databases from every node when t ends, through an
+// adapter opened now and closed after.
 func dropOnCluster(t *testing.T, dbs ...string) {
+	t.Helper()
+	cluster := clusterEnv(t)[1]
+	a := adaptertest.ClusterServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
 	t.Cleanup(func() {
-		a, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_CLUSTER_DSN")})
-		if err != nil {
-			return
-		}
-		defer a.Close()
 		for _, db := range dbs {
-			if _, err := a.DB().Exec("DROP DATABASE IF EXISTS `" + db + "` ON CLUSTER `" + os.Getenv("CLICKHOUSE_CLUSTER") + "`"); err != nil {
+			if _, err := a.DB().Exec("DROP DATABASE IF EXISTS `" + db + "` ON CLUSTER `" + cluster + "`"); err != nil {
 				t.Errorf("dropping %s: %v", db, err)
 			}
 		}
@@ -163,7 +174,7 @@ func checkLedgers(t *testing.T, ch *clickhouse.Adapter, nodes []*clickhouse.Adap
 // holds what it should, every node reads the same ledger, a rerun has
 // nothing to do, and plan states the cluster's guarantee.
 func TestClusterMatchesDuckDB(t *testing.T) {
-	clusterEnv(t)
+	env := clusterEnv(t)
 	for _, layout := range []string{clickhouse.LayoutSharded, clickhouse.LayoutReplicated} {
 		t.Run(layout, func(t *testing.T) {
 			dir, prefix := prefixedShop(t)
@@ -181,7 +192,7 @@ func TestClusterMatchesDuckDB(t *testing.T) {
 			}
 			checkLedgers(t, ch, nodes, prefix+"staging.orders", prefix+"marts.daily_revenue", prefix+"marts.customer_lifetime")
 			pl := mustRefill(t, dir, "plan", "--target", "cluster", "--from", "2024-01-01", "--to", "2024-02-15", "--now=2024-02-16")
-			if !strings.Contains(pl.stdout, "guarantee: on cluster "+os.Getenv("CLICKHOUSE_CLUSTER")) {
+			if !strings.Contains(pl.stdout, "guarantee: on cluster "+env[1]) {
 				t.Errorf("plan does not state the cluster's guarantee:\n%s", pl.stdout)
 			}
 		})
@@ -287,7 +298,7 @@ func checkConverged(t *testing.T, dir, db string, k int64) {
 // its records, is not done in the ledger. The next run completes
 // everything: every day holds the new rows once, on both replicas.
 func TestClusterKilledMidRun(t *testing.T) {
-	clusterEnv(t)
+	env := clusterEnv(t)
 	bin := binary(t)
 	dir, db := clusterCrashProject(t)
 	// --verbose prints each statement before it runs, after a line naming
@@ -298,7 +309,7 @@ func TestClusterKilledMidRun(t *testing.T) {
 	p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1", "--verbose")
 	lines, out := p.lines, p.out
 	waitFor(t, lines, "ok", 3)
-	opts, err := clickhouse.ParseDSN(strings.Split(os.Getenv("CLICKHOUSE_CLUSTER_NODES"), ",")[1])
+	opts, err := clickhouse.ParseDSN(strings.Split(env[2], ",")[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,11 +387,7 @@ func TestClusterKilledMidRun(t *testing.T) {
 // and once the restarted replica has caught up it holds what the other
 // does, and reads the same ledger.
 func TestClusterReplicaStoppedMidRun(t *testing.T) {
-	clusterEnv(t)
-	cdir := os.Getenv("CLICKHOUSE_CLUSTER_DIR")
-	if cdir == "" {
-		t.Skip("CLICKHOUSE_CLUSTER_DIR is not set: start a cluster with .ci/cluster/start")
-	}
+	cdir := clusterDir(t)
 	bin := binary(t)
 	for _, how := range []string{"stop", "kill"} {
 		t.Run(how, func(t *testing.T) {

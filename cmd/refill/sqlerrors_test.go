@@ -188,7 +188,7 @@ func TestValidateConnect(t *testing.T) {
 				rand.Read(b)
 				schema := "v" + hex.EncodeToString(b)
 				target = "{adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", schema: " + schema + ", ledger_schema: " + schema + "_refill}"
-				t.Cleanup(func() { dropClickHouseDatabases(t, schema, schema+"_refill") })
+				dropClickHouseDatabases(t, schema, schema+"_refill")
 			}
 			write(t, dir, "refill.yml", "targets:\n  dev: "+target+"\nvars: {k: 1}\n")
 			write(t, dir, "models/a.sql", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-02\n*/\nSELECT {{ start }} AS d, 1 AS n\n")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,16 +41,7 @@ func TestRunStatements(t *testing.T) {
 		}
 		write(t, dir, "refill.yml", strings.Replace(string(yml), "adapter: clickhouse\n",
 			"adapter: clickhouse\n    ledger_schema: "+prefix+"refill\n    stage_schema: "+prefix+"refill_stage\n", 1))
-		t.Cleanup(func() {
-			ch, err := clickhouse.Open(context.Background(), clickhouse.Config{DSN: os.Getenv("CLICKHOUSE_DSN")})
-			if err != nil {
-				return
-			}
-			defer ch.Close()
-			for _, db := range []string{"refill", "refill_stage"} {
-				ch.DB().Exec("DROP DATABASE IF EXISTS `" + prefix + db + "`")
-			}
-		})
+		dropClickHouseDatabases(t, prefix+"refill", prefix+"refill_stage")
 		mustRefill(t, dir, "seed", "--target", "clickhouse")
 		got := recordRun(t, dir, []string{prefix, "p_"}, "run", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-01-03", janNow, "--concurrency", "1")
 		// Fingerprints hash the models' table names, which carry the prefix.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -114,14 +113,12 @@ func dialectFor(t *models.Target) (models.Dialect, string, error) {
 }
 
 // sandbox is where refill test runs the models and unit tests: an empty
-// in-memory DuckDB.
+// in-memory database of the engine that can open one. DuckDB is the one
+// engine linked into the binary (the only one with a Sandbox), so refill
+// test needs no server and runs on DuckDB.
 func sandbox() check.Sandbox {
-	return check.Sandbox{Adapter: duckdb.Capabilities().Name, Name: "DuckDB", Schema: "main",
-		Open: func(ctx context.Context) (adapters.Adapter, error) { return duckdb.Open(ctx, duckdb.Config{}) }}
-}
-
-// duckdbEngineVersion is the version of the DuckDB library linked in, for
-// --version.
-func duckdbEngineVersion() (string, error) {
-	return duckdb.EngineVersion(context.Background())
+	i := slices.IndexFunc(engines, func(e adapters.Engine) bool { return e.Sandbox != nil })
+	e := engines[i]
+	_, schema := e.Dialect(&models.Target{Adapter: e.Info.Name})
+	return check.Sandbox{Adapter: e.Info.Name, Name: e.Title, Schema: schema, Open: e.Sandbox}
 }

@@ -1,19 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"strings"
 )
-
-// drivers are the modules whose versions --version reports, with what
-// they are.
-var drivers = []struct{ path, what string }{
-	{"github.com/duckdb/duckdb-go/v2", "DuckDB driver"},
-	{"github.com/ClickHouse/clickhouse-go/v2", "ClickHouse driver"},
-	{"github.com/snowflakedb/gosnowflake", "Snowflake driver"},
-}
 
 // version is refill's version as the build stamped it (the Makefile sets
 // it to git describe's); empty when the build did not.
@@ -21,19 +14,19 @@ var version string
 
 // versionText is what refill --version prints: refill's version (its
 // module's, the commit the Makefile stamped, or the commit of a build
-// from a checkout that Go recorded), Go's, the DuckDB
-// library's and each driver's.
-func versionText() string {
+// from a checkout that Go recorded), Go's, the libraries of the engines
+// linked in (DuckDB's) and each engine's driver's.
+func versionText(ctx context.Context) string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return fmt.Sprintf("refill (no build information) %s\n", runtime.Version())
 	}
-	return formatVersion(version, info)
+	return formatVersion(ctx, version, info)
 }
 
 // formatVersion is versionText for a stamped version (or "") and the
 // binary's build information.
-func formatVersion(stamped string, info *debug.BuildInfo) string {
+func formatVersion(ctx context.Context, stamped string, info *debug.BuildInfo) string {
 	version := info.Main.Version
 	if stamped != "" {
 		version = stamped
@@ -52,8 +45,13 @@ func formatVersion(stamped string, info *debug.BuildInfo) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "refill %s, %s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	if v, err := duckdbEngineVersion(); err == nil {
-		fmt.Fprintf(&b, "  DuckDB library      %s\n", v)
+	for _, e := range engines {
+		if e.Library == nil {
+			continue
+		}
+		if v, err := e.Library(ctx); err == nil {
+			fmt.Fprintf(&b, "  %-19s %s\n", e.Title+" library", v)
+		}
 	}
 	deps := map[string]string{}
 	for _, d := range info.Deps {
@@ -63,12 +61,12 @@ func formatVersion(stamped string, info *debug.BuildInfo) string {
 		}
 		deps[d.Path] = v
 	}
-	for _, d := range drivers {
-		v := deps[d.path]
+	for _, e := range engines {
+		v := deps[e.Driver]
 		if v == "" {
 			v = "(not linked)"
 		}
-		fmt.Fprintf(&b, "  %-19s %s %s\n", d.what, d.path, v)
+		fmt.Fprintf(&b, "  %-19s %s %s\n", e.Title+" driver", e.Driver, v)
 	}
 	return b.String()
 }
