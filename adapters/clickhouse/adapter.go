@@ -189,13 +189,13 @@ func (a *Adapter) Dialect() models.Dialect { return a.d }
 
 // Info describes ClickHouse's guarantees, on the cluster if there is one.
 func (a *Adapter) Info() adapters.Info {
-	info := Capabilities()
+	info := capabilities()
 	info.Guarantee = a.role.guarantee()
 	return info
 }
 
-// Capabilities describes what the adapter guarantees, without a connection.
-func Capabilities() adapters.Info {
+// capabilities describes what the adapter guarantees, without a connection.
+func capabilities() adapters.Info {
 	return adapters.Info{
 		Name: "clickhouse",
 		Guarantee: "each physical partition is replaced atomically (ALTER TABLE ... REPLACE PARTITION), but a window spanning " +

@@ -7,7 +7,7 @@
 // key, and Publish replaces each physical partition the window touches with
 // ALTER TABLE ... REPLACE PARTITION, which is atomic per partition. The
 // ledger is written after the swap with INSERT ... SELECT into
-// ReplacingMergeTree tables; see Capabilities for the guarantee.
+// ReplacingMergeTree tables; see Adapter.Info for the guarantee.
 package clickhouse
 
 import (

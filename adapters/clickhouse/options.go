@@ -15,7 +15,7 @@ var _ models.BlockFunc = checkBlock
 
 // parseBlock decodes a model's clickhouse: block (o is nil when the model
 // has none) into the table options it sets; those it leaves out are "",
-// for ModelTableOptions to default. Its errors name the offending line.
+// for modelTableOptions to default. Its errors name the offending line.
 func parseBlock(o *models.Options) (TableOptions, error) {
 	s, err := o.Strings("engine", "order_by", "partition_by", "settings", "sharding_key")
 	return TableOptions{Engine: s["engine"], OrderBy: s["order_by"], PartitionBy: s["partition_by"], Settings: s["settings"],

@@ -110,13 +110,13 @@ type SwapPlan struct {
 // rows inside w.
 func touchedSQL(d Dialect, target models.Relation, w adapters.Window) string {
 	if w.Whole() {
-		return PartitionsSQL(d, target)
+		return partitionsSQL(d, target)
 	}
 	return fmt.Sprintf("SELECT DISTINCT splitByChar('_', _part)[1] FROM %s WHERE %s", target.Quote(d), w.Predicate(d))
 }
 
-// PartitionsSQL renders the query for the IDs of table's partitions.
-func PartitionsSQL(d Dialect, table models.Relation) string {
+// partitionsSQL renders the query for the IDs of table's partitions.
+func partitionsSQL(d Dialect, table models.Relation) string {
 	return fmt.Sprintf("SELECT DISTINCT partition_id FROM system.parts WHERE database = %s AND table = %s AND active ORDER BY partition_id",
 		d.QuoteString(table.Schema), d.QuoteString(table.Name))
 }
@@ -268,7 +268,7 @@ func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, c
 		if err := n.execAll(ctx, tag, workStatements(n.d, p)); err != nil {
 			return err
 		}
-		if have, err = n.ids(ctx, tag, PartitionsSQL(n.d, p.Work)); err != nil {
+		if have, err = n.ids(ctx, tag, partitionsSQL(n.d, p.Work)); err != nil {
 			return err
 		}
 		source = p.Work

@@ -86,7 +86,7 @@ type swapRules interface {
 // single is one server.
 type single struct{ a *Adapter }
 
-func (s single) guarantee() string { return Capabilities().Guarantee }
+func (s single) guarantee() string { return capabilities().Guarantee }
 
 func (single) close() error                               { return nil }
 func (single) onCluster() string                          { return "" }

@@ -107,18 +107,13 @@ func (a *Adapter) cleanSeedLeftovers(ctx context.Context, tag adapters.Tag, tabl
 	}
 }
 
-// SeedStatements render the table tmp and the INSERTs of the seed's rows.
-// Values are typed literals (toInt64(1), toDate('2024-01-02'), ...) so
-// that UNION ALL agrees on every column's type.
-func SeedStatements(d Dialect, seed *models.Seed, tmp models.Relation) []string {
-	return seedStatements(d, seed, tmp, "", seedEngine)
-}
-
 // seedEngine is the engine of a seed's table on one server.
 const seedEngine = "ENGINE = MergeTree() ORDER BY tuple()"
 
-// seedStatements is SeedStatements with the table created with on (ON
-// CLUSTER, or "") and engine.
+// seedStatements render the table tmp, created with on (ON CLUSTER, or
+// "") and engine, and the INSERTs of the seed's rows. Values are typed
+// literals (toInt64(1), toDate('2024-01-02'), ...) so that UNION ALL
+// agrees on every column's type.
 func seedStatements(d Dialect, seed *models.Seed, tmp models.Relation, on, engine string) []string {
 	defs := make([]string, len(seed.Columns))
 	names := make([]string, len(seed.Columns))

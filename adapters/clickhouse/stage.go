@@ -20,19 +20,14 @@ type TableOptions struct {
 	ShardingKey string
 }
 
-// ModelTableOptions returns the table options of m (its clickhouse:
+// modelTableOptions returns the table options of m (its clickhouse:
 // block, see parseBlock) with defaults: engine MergeTree(); PARTITION BY
 // toYYYYMMDD(col) for hour grains, toYYYYMM(col) for day, week and month,
 // toYear(col) for year, the column itself for list models and nothing for
-// whole tables; ORDER BY the partition column, or tuple().
-func ModelTableOptions(d Dialect, m *models.Model) (TableOptions, error) {
-	return modelTableOptions(d, m, false)
-}
-
-// modelTableOptions is ModelTableOptions for a partition column that may
-// be Nullable: ClickHouse refuses Nullable sorting and partition keys, so
-// the default keys then use assumeNotNull(col). (Verification refuses
-// staged rows whose partition column is NULL.)
+// whole tables; ORDER BY the partition column, or tuple(). When the
+// partition column may be Nullable (ClickHouse refuses Nullable sorting
+// and partition keys) the default keys use assumeNotNull(col).
+// (Verification refuses staged rows whose partition column is NULL.)
 func modelTableOptions(d Dialect, m *models.Model, nullable bool) (TableOptions, error) {
 	var c models.Config
 	if m != nil {

@@ -15,7 +15,7 @@ import (
 // sharding_key: place its tables on a cluster (see Config).
 func Engine() adapters.Engine {
 	return adapters.Engine{
-		Info:       Capabilities(),
+		Info:       capabilities(),
 		Title:      "ClickHouse",
 		Driver:     "github.com/ClickHouse/clickhouse-go/v2",
 		DSN:        true,

@@ -25,7 +25,7 @@ type Config struct {
 	// user[:password]@account/database[/schema][?warehouse=WH&role=ROLE].
 	// It must name a database: the ledger and staging schemas live in it.
 	// Credentials it leaves out come from the environment (see
-	// DriverConfig). It is never logged nor put in an error.
+	// driverConfig). It is never logged nor put in an error.
 	DSN string
 	// Schema is the default schema for top-level models: default the DSN's
 	// schema, else PUBLIC.
@@ -84,7 +84,7 @@ var (
 // credentials and learns the session's default warehouse; it creates
 // nothing.
 func Open(ctx context.Context, cfg Config) (*Adapter, error) {
-	sf, err := DriverConfig(cfg)
+	sf, err := driverConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	// Sessions left idle for 4 hours can no longer renew their token
 	// (390114); closing idle connections long before avoids reusing them.
 	db.SetConnMaxIdleTime(30 * time.Minute)
-	db.SetMaxIdleConns(Capabilities().DefaultConcurrency + 2)
+	db.SetMaxIdleConns(capabilities().DefaultConcurrency + 2)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("snowflake: connecting to account %s as %s: %w", sf.Account, sf.User, err)
@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	a := &Adapter{db: db, cfg: cfg, suffix: hex.EncodeToString(b), defaultWarehouse: Dialect{}.Fold(sf.Warehouse)}
 	var current sql.NullString
 	a.log(CurrentWarehouseSQL)
-	if err := db.QueryRowContext(gosnowflake.WithQueryTag(ctx, QueryTag(adapters.Tag{Step: "connect"})),
+	if err := db.QueryRowContext(gosnowflake.WithQueryTag(ctx, queryTag(adapters.Tag{Step: "connect"})),
 		CurrentWarehouseSQL).Scan(&current); err == nil {
 		a.defaultWarehouse = current.String
 	}
@@ -136,10 +136,10 @@ const CurrentWarehouseSQL = "SELECT CURRENT_WAREHOUSE()"
 func (a *Adapter) Dialect() models.Dialect { return a.d }
 
 // Info describes Snowflake's guarantees.
-func (a *Adapter) Info() adapters.Info { return Capabilities() }
+func (a *Adapter) Info() adapters.Info { return capabilities() }
 
-// Capabilities describes what the adapter guarantees, without a connection.
-func Capabilities() adapters.Info {
+// capabilities describes what the adapter guarantees, without a connection.
+func capabilities() adapters.Info {
 	return adapters.Info{
 		Name: "snowflake",
 		Guarantee: "atomic: each publish is one Snowflake transaction (delete the windows, insert from the stages, ledger rows) " +

@@ -47,14 +47,14 @@ var sessionDefaults = [][2]string{
 	{"QUOTED_IDENTIFIERS_IGNORE_CASE", "false"},
 }
 
-// DriverConfig builds the gosnowflake configuration for cfg without
+// driverConfig builds the gosnowflake configuration for cfg without
 // connecting: it parses cfg.DSN (gosnowflake's format,
 // user[:password]@account/database[/schema][?warehouse=..&role=..]), fills
 // in what the DSN omits from the environment variables above (read through
 // cfg.LookupEnv), applies cfg.Warehouse, and checks that the chosen
 // authenticator has its credential. Its errors never contain the DSN, the
 // password, the token or the key.
-func DriverConfig(cfg Config) (*gosnowflake.Config, error) {
+func driverConfig(cfg Config) (*gosnowflake.Config, error) {
 	env := cfg.LookupEnv
 	if env == nil {
 		env = os.LookupEnv
@@ -149,7 +149,7 @@ func dsnError(err error) error {
 	return fmt.Errorf("snowflake: parsing the dsn: %w", err)
 }
 
-// dsnParts is what DriverConfig needs to know about a DSN before gosnowflake
+// dsnParts is what driverConfig needs to know about a DSN before gosnowflake
 // parses it.
 type dsnParts struct {
 	at          int // index of the '@' ending the user part
@@ -197,11 +197,11 @@ func hasParam(params map[string]*string, name string) bool {
 	return false
 }
 
-// DefaultSchema returns the schema top-level models use on a target with
+// defaultSchema returns the schema top-level models use on a target with
 // this DSN when the target sets no schema: the DSN's schema, else PUBLIC.
 // It needs no connection and no credentials, for refill render and offline
 // plans.
-func DefaultSchema(dsn string) string {
+func defaultSchema(dsn string) string {
 	if s := splitDSN(dsn).schema; s != "" {
 		return s
 	}

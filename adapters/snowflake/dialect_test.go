@@ -115,9 +115,9 @@ func TestValueNormalizes(t *testing.T) {
 		{"TIMESTAMP_LTZ", 0, day, day.UTC()},
 		{"TEXT", 0, nil, nil},
 	} {
-		got := snowflake.Value(c.kind, c.scale, c.in)
+		got := snowflake.ColumnValue(c.kind, c.scale, c.in)
 		if got != c.want {
-			t.Errorf("Value(%s, %d, %#v) = %#v, want %#v", c.kind, c.scale, c.in, got, c.want)
+			t.Errorf("columnValue(%s, %d, %#v) = %#v, want %#v", c.kind, c.scale, c.in, got, c.want)
 		}
 	}
 }

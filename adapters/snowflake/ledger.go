@@ -122,7 +122,7 @@ func (a *Adapter) RecordPartitions(ctx context.Context, records []adapters.Recor
 
 // recordPartitionsStatements renders the transaction of RecordPartitions.
 func recordPartitionsStatements(d Dialect, schema string, records []adapters.Record) []string {
-	return inTransaction(RecordStatements(d, schema, records))
+	return inTransaction(recordStatements(d, schema, records))
 }
 
 func inTransaction(stmts []string) []string {

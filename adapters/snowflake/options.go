@@ -17,9 +17,9 @@ type ModelOptions struct {
 	ClusterBy string // CLUSTER BY expression of the table refill creates
 }
 
-// ParseBlock decodes a model's snowflake: block (o is nil when the model
+// parseBlock decodes a model's snowflake: block (o is nil when the model
 // has none). Its errors name the offending line.
-func ParseBlock(o *models.Options) (ModelOptions, error) {
+func parseBlock(o *models.Options) (ModelOptions, error) {
 	s, err := o.Strings("warehouse", "cluster_by")
 	return ModelOptions{Warehouse: s["warehouse"], ClusterBy: s["cluster_by"]}, err
 }
@@ -28,7 +28,7 @@ func ParseBlock(o *models.Options) (ModelOptions, error) {
 // cluster_by shapes the table, so only it is in the model's version: the
 // warehouse says where the model runs, not what it computes.
 func checkBlock(o *models.Options) (version string, err error) {
-	opts, err := ParseBlock(o)
+	opts, err := parseBlock(o)
 	if opts.ClusterBy == "" {
 		return "", err
 	}
@@ -42,6 +42,6 @@ func modelOptions(m *models.Model) ModelOptions {
 	if m == nil {
 		return ModelOptions{}
 	}
-	opts, _ := ParseBlock(m.Config.Adapter[BlockName])
+	opts, _ := parseBlock(m.Config.Adapter[BlockName])
 	return opts
 }

@@ -128,12 +128,12 @@ func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, pl
 			fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", target, list, list, st.Relation.Quote(d)))
 		records = append(records, sw.Records...)
 	}
-	tx = append(tx, RecordStatements(d, ledgerSchema, records)...)
+	tx = append(tx, recordStatements(d, ledgerSchema, records)...)
 	return setup, append(tx, CommitSQL)
 }
 
 // createTableSQL renders the CREATE TABLE of a missing target, with the
-// stage's columns (types widened, see TargetType) and the model's
+// stage's columns (types widened, see targetType) and the model's
 // snowflake.cluster_by expression, if any.
 func createTableSQL(d Dialect, target models.Relation, cols []Column, clusterBy string) string {
 	defs := make([]string, len(cols))
@@ -154,9 +154,9 @@ func createTableSQL(d Dialect, target models.Relation, cols []Column, clusterBy 
 // DELETE's IN list, well under Snowflake's 16,384 rows per VALUES clause.
 const ledgerChunk = 1000
 
-// RecordStatements replaces the ledger records of records' partitions: the
+// recordStatements replaces the ledger records of records' partitions: the
 // DELETEs of every model's partitions, then the INSERTs, at most
 // ledgerChunk partitions each. They run inside a transaction.
-func RecordStatements(d Dialect, ledgerSchema string, records []adapters.Record) []string {
+func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record) []string {
 	return sqlkit.ReplaceRecordsSQL(d, ledgerSchema, records, ledgerChunk)
 }

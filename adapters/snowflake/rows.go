@@ -14,21 +14,21 @@ import (
 // scanRows reads rows into a Result. gosnowflake hands back NUMBER columns
 // as decimal strings (and FLOAT and BOOLEAN columns as strings in its JSON
 // result format), so values are converted by the column's Snowflake type
-// before adapters.Normalize: see Value.
+// before adapters.Normalize: see columnValue.
 func scanRows(rows *sql.Rows) (*adapters.Result, error) {
 	return sqlkit.ScanRowsFunc(rows, func(col *sql.ColumnType, v any) any {
 		_, scale, _ := col.DecimalSize()
-		return Value(col.DatabaseTypeName(), scale, v)
+		return columnValue(col.DatabaseTypeName(), scale, v)
 	})
 }
 
-// Value normalizes one value gosnowflake returned for a column of Snowflake
-// type kind (as sql.ColumnType.DatabaseTypeName reports it: FIXED, REAL,
-// TEXT, BOOLEAN, DATE, TIMESTAMP_NTZ, ...) and scale: NUMBER with scale 0 to
-// int64 (uint64 or float64 beyond int64's range), other numbers to float64,
-// booleans to bool, dates and timestamps to time.Time in UTC, anything else
-// as adapters.Normalize does.
-func Value(kind string, scale int64, v any) any {
+// columnValue normalizes one value gosnowflake returned for a column of
+// Snowflake type kind (as sql.ColumnType.DatabaseTypeName reports it:
+// FIXED, REAL, TEXT, BOOLEAN, DATE, TIMESTAMP_NTZ, ...) and scale: NUMBER
+// with scale 0 to int64 (uint64 or float64 beyond int64's range), other
+// numbers to float64, booleans to bool, dates and timestamps to time.Time
+// in UTC, anything else as adapters.Normalize does.
+func columnValue(kind string, scale int64, v any) any {
 	if v == nil {
 		return nil
 	}

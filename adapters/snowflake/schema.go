@@ -12,7 +12,7 @@ import (
 )
 
 // Describe returns the columns query returns, as a target table would take
-// them (see TargetType): Snowflake compiles SELECT ... LIMIT 0 without
+// them (see targetType): Snowflake compiles SELECT ... LIMIT 0 without
 // reading data.
 func (a *Adapter) Describe(ctx context.Context, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
 	s, err := a.session(ctx, tag, a.warehouseOf(tag.Model))
@@ -215,11 +215,11 @@ func rebuildStatements(d Dialect, ledgerSchema string, target, fresh models.Rela
 		model = records[0].Model
 	}
 	deleteAll := fmt.Sprintf("DELETE FROM %s WHERE %s = %s", ledger, d.QuoteIdent("model"), d.QuoteString(model))
-	steps = append(steps, inTransaction(append([]string{deleteAll}, RecordStatements(d, ledgerSchema, pending)...)))
+	steps = append(steps, inTransaction(append([]string{deleteAll}, recordStatements(d, ledgerSchema, pending)...)))
 	if exists {
 		steps = append(steps, []string{fmt.Sprintf("ALTER TABLE %s SWAP WITH %s", target.Quote(d), fresh.Quote(d))})
 	} else {
 		steps = append(steps, []string{fmt.Sprintf("ALTER TABLE %s RENAME TO %s", fresh.Quote(d), target.Quote(d))})
 	}
-	return append(steps, inTransaction(append([]string{deleteAll}, RecordStatements(d, ledgerSchema, records)...)))
+	return append(steps, inTransaction(append([]string{deleteAll}, recordStatements(d, ledgerSchema, records)...)))
 }

@@ -38,7 +38,7 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 		return err
 	}
 	load := models.Relation{Schema: a.cfg.StageSchema, Name: a.newName(table, adapters.KindSeed, "seed")}
-	for _, q := range SeedStatements(a.d, seed, table, load) {
+	for _, q := range seedStatements(a.d, seed, table, load) {
 		if err := s.exec(q); err != nil {
 			s.ctx = context.WithoutCancel(s.ctx)
 			s.exec(dropSQL(a.d, "TABLE", load))
@@ -48,10 +48,10 @@ func (a *Adapter) LoadSeed(ctx context.Context, seed *models.Seed, table models.
 	return nil
 }
 
-// SeedStatements renders the load of seed into table through the load
+// seedStatements renders the load of seed into table through the load
 // table: create it, insert the rows in chunks, replace table from it, drop
 // it.
-func SeedStatements(d Dialect, seed *models.Seed, table, load models.Relation) []string {
+func seedStatements(d Dialect, seed *models.Seed, table, load models.Relation) []string {
 	defs := make([]string, len(seed.Columns))
 	names := make([]string, len(seed.Columns))
 	for i, c := range seed.Columns {

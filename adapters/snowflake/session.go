@@ -22,11 +22,11 @@ const (
 // maxQueryTag is Snowflake's limit on QUERY_TAG, in characters.
 const maxQueryTag = 2000
 
-// QueryTag renders the QUERY_TAG of statements doing t's work (see
+// queryTag renders the QUERY_TAG of statements doing t's work (see
 // adapters.Tag.JSON), so that QUERY_HISTORY can attribute warehouse cost to
 // a backfill: SELECT PARSE_JSON(query_tag):run_id, SUM(total_elapsed_time)
 // ... GROUP BY 1. It is at most 2,000 characters, Snowflake's limit.
-func QueryTag(t adapters.Tag) string { return t.JSON(maxQueryTag) }
+func queryTag(t adapters.Tag) string { return t.JSON(maxQueryTag) }
 
 // useWarehouseSQL renders USE WAREHOUSE for a warehouse's stored name.
 func useWarehouseSQL(d Dialect, stored string) string { return "USE WAREHOUSE " + d.QuoteExact(stored) }
@@ -44,7 +44,7 @@ type session struct {
 // session takes a connection for work tagged t on warehouse (a name as the
 // user wrote it; empty for the target's default).
 func (a *Adapter) session(ctx context.Context, t adapters.Tag, warehouse string) (*session, error) {
-	ctx = gosnowflake.WithQueryTag(ctx, QueryTag(t))
+	ctx = gosnowflake.WithQueryTag(ctx, queryTag(t))
 	conn, err := a.db.Conn(ctx)
 	if err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ func createStageSQL(d Dialect, stage models.Relation, query string) string {
 }
 
 // Query runs a read-only query on the warehouse of the model t names (if
-// it set one) and normalizes its values (see Value).
+// it set one) and normalizes its values (see columnValue).
 func (a *Adapter) Query(ctx context.Context, query string, t adapters.Tag) (*adapters.Result, error) {
 	s, err := a.session(ctx, t, a.warehouseOf(t.Model))
 	if err != nil {
@@ -189,18 +189,18 @@ func (s *session) columnsOf(q string) ([]Column, error) {
 	cols := make([]Column, len(types))
 	for i, t := range types {
 		_, scale, _ := t.DecimalSize()
-		cols[i] = Column{Name: t.Name(), Type: TargetType(t.DatabaseTypeName(), scale)}
+		cols[i] = Column{Name: t.Name(), Type: targetType(t.DatabaseTypeName(), scale)}
 	}
 	return cols, rows.Err()
 }
 
-// TargetType maps the type of a stage's column, as gosnowflake reports it
+// targetType maps the type of a stage's column, as gosnowflake reports it
 // (FIXED, REAL, TEXT, ...), to the type of the target table's column.
 // Snowflake gives a CREATE TABLE ... AS SELECT the narrowest types of the
 // first partition's values ('eu' is a VARCHAR(2), 1 a NUMBER(1,0)), which a
 // later partition would overflow, so text is widened to VARCHAR and numbers
 // to 38 digits of precision, keeping their scale.
-func TargetType(kind string, scale int64) string {
+func targetType(kind string, scale int64) string {
 	switch k := strings.ToUpper(kind); k {
 	case "FIXED":
 		return fmt.Sprintf("NUMBER(38,%d)", scale)

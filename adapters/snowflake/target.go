@@ -13,14 +13,14 @@ import (
 // warehouse; credentials come from the environment (see Config).
 func Engine() adapters.Engine {
 	return adapters.Engine{
-		Info:       Capabilities(),
+		Info:       capabilities(),
 		Title:      "Snowflake",
 		Driver:     "github.com/snowflakedb/gosnowflake",
 		DSN:        true,
 		TargetKeys: []string{"warehouse"},
 		Block:      checkBlock,
 		Dialect: func(t *models.Target) (models.Dialect, string) {
-			return Dialect{}, cmp.Or(t.Schema, DefaultSchema(t.DSN))
+			return Dialect{}, cmp.Or(t.Schema, defaultSchema(t.DSN))
 		},
 		Open: func(ctx context.Context, t *models.Target, o adapters.OpenOptions) (adapters.Adapter, error) {
 			cfg := Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema,

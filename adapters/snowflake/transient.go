@@ -53,8 +53,8 @@ const (
 // server canceled. SQL errors (compilation errors such as 001003 syntax
 // error or 002003 object does not exist, type and constraint errors), bad
 // credentials and the caller's own cancellation are not. Errors marked with
-// adapters.TransientError are.
-func Transient(err error) bool {
+// adapters.TransientError are. It reads nothing of a.
+func (a *Adapter) Transient(err error) bool {
 	if transient, known := adapters.KnownTransience(err); known {
 		return transient
 	}
@@ -64,10 +64,6 @@ func Transient(err error) bool {
 	}
 	return transientNetwork(err)
 }
-
-// Transient reports whether err is worth retrying; see the package
-// function Transient.
-func (a *Adapter) Transient(err error) bool { return Transient(err) }
 
 func transientSnowflake(se *gosnowflake.SnowflakeError) bool {
 	switch se.Number {

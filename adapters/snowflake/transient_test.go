@@ -57,7 +57,7 @@ func TestTransient(t *testing.T) {
 		{"our own deadline", context.DeadlineExceeded, false},
 		{"nil", nil, false},
 	} {
-		if got := snowflake.Transient(c.err); got != c.want {
+		if got := new(snowflake.Adapter).Transient(c.err); got != c.want {
 			t.Errorf("%s: Transient(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
