@@ -164,7 +164,7 @@ type StageCleaner interface {
 // project no longer has left in the warehouse: refill prune needs it.
 type Pruner interface {
 	// LedgerModels returns, sorted, the names of the models of which the
-	// ledger holds a record not removed (StateRemoved). A ledger that does
+	// ledger holds a record not removed (RecordRemoved). A ledger that does
 	// not exist yet holds none.
 	LedgerModels(ctx context.Context) ([]string, error)
 	// DropTable drops a model's table (on a cluster, on every node, with

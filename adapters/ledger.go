@@ -42,32 +42,32 @@ type Ledger interface {
 }
 
 // RecordState is a partition's state in the ledger (the planner's
-// runner.State derives more from it).
+// plan.State derives more from it).
 type RecordState string
 
 // Ledger states. Missing and stale are not stored: they are derived by
 // comparing the ledger with the models.
 const (
-	StateDone RecordState = "done"
-	// StatePartial is a partition published before its window was
+	RecordDone RecordState = "done"
+	// RecordPartial is a partition published before its window was
 	// complete (allow_partial); it is redone once the window closes.
-	StatePartial RecordState = "partial"
-	StateFailed  RecordState = "failed"
-	// StatePending records a publication that has started but not been
+	RecordPartial RecordState = "partial"
+	RecordFailed  RecordState = "failed"
+	// RecordPending records a publication that has started but not been
 	// confirmed, for adapters whose swap and ledger write are not one
 	// transaction: after a crash the table may hold the old rows or the
 	// new, and the runner redoes the partition and everything reading it.
 	// PublishedAt holds when the publication started.
-	StatePending RecordState = "pending"
-	// StateRemoved is a partition outside its model's start..end (the
+	RecordPending RecordState = "pending"
+	// RecordRemoved is a partition outside its model's start..end (the
 	// model's start: moved later, or its end: earlier) whose rows a run
 	// deleted. PublishedAt is when, so that what read it is stale.
-	StateRemoved RecordState = "removed"
+	RecordRemoved RecordState = "removed"
 )
 
 // Published reports whether a record in state s describes rows the table
 // holds: done or partial.
-func (s RecordState) Published() bool { return s == StateDone || s == StatePartial }
+func (s RecordState) Published() bool { return s == RecordDone || s == RecordPartial }
 
 // Record is a partition's row in the ledger.
 type Record struct {

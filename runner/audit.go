@@ -164,7 +164,7 @@ func (au *auditor) previousRows(m *models.Model, parts []models.Partition, i int
 			return n, pp.Key, true
 		}
 	}
-	if r := au.plan.Record(m.Name, pp.Key); r != nil && (r.State.Published() || r.State == adapters.StateFailed && !r.PublishedAt.IsZero()) {
+	if r := au.plan.Record(m.Name, pp.Key); r != nil && (r.State.Published() || r.State == adapters.RecordFailed && !r.PublishedAt.IsZero()) {
 		return r.Rows, pp.Key, true
 	}
 	return 0, "", false

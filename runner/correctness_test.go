@@ -99,7 +99,7 @@ func TestMissingUpstreamBlocks(t *testing.T) {
 	// Half the hours of one day fail: that day is blocked, the others run.
 	e.run(plan.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024}, runner.RunOptions{})
 	rec := e.records("hourly")["2024-01-02T05"]
-	rec.State, rec.Error = adapters.StateFailed, "boom"
+	rec.State, rec.Error = adapters.RecordFailed, "boom"
 	if err := e.db.RecordPartitions(context.Background(), []adapters.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +227,10 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 		t.Fatalf("run at noon: %+v", s)
 	}
 	rec := e.records("today")["2024-01-02"]
-	if rec.State != adapters.StatePartial || rec.Rows != 1 {
+	if rec.State != adapters.RecordPartial || rec.Rows != 1 {
 		t.Fatalf("the open day is recorded %s with %d rows; want partial", rec.State, rec.Rows)
 	}
-	if e.records("today")["2024-01-01"].State != adapters.StateDone {
+	if e.records("today")["2024-01-01"].State != adapters.RecordDone {
 		t.Error("a complete day is not recorded done")
 	}
 	// Later that day it is refreshed; once the day is over, redone.
@@ -247,7 +247,7 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 		}
 	}
 	e.run(plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: at("2024-01-03T00:30:00Z")}, runner.RunOptions{})
-	if rec := e.records("today")["2024-01-02"]; rec.State != adapters.StateDone || rec.Rows != 1 {
+	if rec := e.records("today")["2024-01-02"]; rec.State != adapters.RecordDone || rec.Rows != 1 {
 		t.Errorf("after the day: %s, %d rows", rec.State, rec.Rows)
 	}
 	if n := e.count(`SELECT n FROM today WHERE d = DATE '2024-01-02'`); n != 24 {
@@ -437,7 +437,7 @@ func TestPendingIsRedone(t *testing.T) {
 	sel := plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: apr2024}
 	e.run(sel, runner.RunOptions{})
 	rec := e.records("hourly")["2024-01-02T03"]
-	rec.State, rec.PublishedAt = adapters.StatePending, time.Now().UTC()
+	rec.State, rec.PublishedAt = adapters.RecordPending, time.Now().UTC()
 	if err := e.db.RecordPartitions(context.Background(), []adapters.Record{rec}); err != nil {
 		t.Fatal(err)
 	}

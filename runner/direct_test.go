@@ -104,7 +104,7 @@ func TestDirectPublicationOutsideWindow(t *testing.T) {
 	if after := fmt.Sprint(e.query("SELECT * FROM marts.monthly_revenue ORDER BY ALL")); before != after {
 		t.Errorf("a failed direct publication changed the table:\n%s\n%s", before, after)
 	}
-	if r := e.records("marts.monthly_revenue")["2024-02"]; r.State != adapters.StateFailed || r.Rows != 1 {
+	if r := e.records("marts.monthly_revenue")["2024-02"]; r.State != adapters.RecordFailed || r.Rows != 1 {
 		t.Errorf("the failed partition's record: %+v", r)
 	}
 }

@@ -100,7 +100,7 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 		t.Errorf("prune left the table")
 	}
 	for key, rec := range e.records("marts.customer_lifetime") {
-		if rec.State != adapters.StateRemoved || rec.RunID != "prune-1" {
+		if rec.State != adapters.RecordRemoved || rec.RunID != "prune-1" {
 			t.Errorf("after prune, marts.customer_lifetime %s is %s by %s", key, rec.State, rec.RunID)
 		}
 	}

@@ -60,7 +60,7 @@ func (r *Runner) Orphans(ctx context.Context) ([]Orphan, error) {
 	}
 	for _, rec := range records {
 		o := byName[rec.Model]
-		if o == nil || rec.State == adapters.StateRemoved {
+		if o == nil || rec.State == adapters.RecordRemoved {
 			continue
 		}
 		o.Partitions++
@@ -124,7 +124,7 @@ func (r *Runner) Prune(ctx context.Context, names []string, runID string, wait f
 		}
 		records := make([]adapters.Record, len(o.records))
 		for i, rec := range o.records {
-			rec.State, rec.Rows, rec.RunID, rec.StartedAt, rec.FinishedAt, rec.PublishedAt, rec.Error = adapters.StateRemoved, 0, runID, now, now, now, ""
+			rec.State, rec.Rows, rec.RunID, rec.StartedAt, rec.FinishedAt, rec.PublishedAt, rec.Error = adapters.RecordRemoved, 0, runID, now, now, now, ""
 			records[i] = rec
 		}
 		if err := r.Adapter.RecordPartitions(ctx, records); err != nil {

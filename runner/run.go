@@ -570,7 +570,7 @@ func (e *execution) fail(ctx context.Context, group []*node, err error, attempts
 
 func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time) adapters.Record {
 	st := n.step
-	rec := adapters.Record{Model: st.Model.Name, Partition: st.Partition.Key, State: adapters.StateFailed,
+	rec := adapters.Record{Model: st.Model.Name, Partition: st.Partition.Key, State: adapters.RecordFailed,
 		RunID: e.opts.RunID, Attempts: attempts, WindowStart: st.Partition.Start, WindowEnd: st.Partition.End,
 		StartedAt: now, FinishedAt: now, Error: e.opts.redact(err.Error())}
 	rec.Fingerprint = st.Model.Version(e.r.Scope).Fingerprint

@@ -189,11 +189,11 @@ func (e *execution) records(m *models.Model, parts []models.Partition, fp string
 		if m.Kind() != models.TimePartitioned {
 			end = horizon
 		}
-		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StateDone, Fingerprint: fp,
+		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.RecordDone, Fingerprint: fp,
 			Rows: rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: end,
 			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
 		if e.incomplete(m, p) {
-			records[i].State = adapters.StatePartial
+			records[i].State = adapters.RecordPartial
 		}
 	}
 	return records
@@ -319,7 +319,7 @@ func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep
 	started := e.r.Now()
 	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]string, len(parts)), time.Time{})
 	for i := range records {
-		records[i].State = adapters.StateRemoved
+		records[i].State = adapters.RecordRemoved
 	}
 	target := e.r.Scope.Relation(m)
 	su := &stagedUnit{nodes: group, records: records, attempts: attempt}

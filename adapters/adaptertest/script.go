@@ -77,7 +77,7 @@ func (sc *script) note(format string, args ...any) { sc.rec.Note(format, args...
 // record is a done record of partition key, whose window starts at start
 // and lasts span (none for a zero span).
 func (sc *script) record(model, key string, start time.Time, span time.Duration, rows int64) adapters.Record {
-	r := adapters.Record{Model: model, Partition: key, State: adapters.StateDone, Fingerprint: "0123456789abcdef", Rows: rows,
+	r := adapters.Record{Model: model, Partition: key, State: adapters.RecordDone, Fingerprint: "0123456789abcdef", Rows: rows,
 		RunID: scriptRun, Attempts: 1, StartedAt: scriptAt, FinishedAt: scriptAt.Add(time.Second), PublishedAt: scriptAt.Add(time.Second)}
 	if span > 0 {
 		r.WindowStart, r.WindowEnd = start, start.Add(span)
@@ -330,7 +330,7 @@ func (sc *script) run() {
 
 	sc.note("record a failed partition")
 	failed := sc.record("hourly", "2024-01-02T04", at.Add(time.Hour), time.Hour, 0)
-	failed.State, failed.Error, failed.PublishedAt = adapters.StateFailed, "it's broken: 'quotes' and \\backslashes\\", time.Time{}
+	failed.State, failed.Error, failed.PublishedAt = adapters.RecordFailed, "it's broken: 'quotes' and \\backslashes\\", time.Time{}
 	sc.must("RecordPartitions", sc.A.RecordPartitions(sc.Ctx, []adapters.Record{failed}))
 
 	sc.note("save and read a run")

@@ -212,7 +212,7 @@ func publish(ctx context.Context, a adapters.Adapter, swaps []adapters.Swap) err
 // Record returns a done record of partition key of model m.
 func Record(m, key string, rows int64) adapters.Record {
 	now := time.Now().UTC().Truncate(time.Second)
-	return adapters.Record{Model: m, Partition: key, State: adapters.StateDone, Fingerprint: "fp-" + key, Rows: rows,
+	return adapters.Record{Model: m, Partition: key, State: adapters.RecordDone, Fingerprint: "fp-" + key, Rows: rows,
 		RunID: "run-1", Attempts: 1, StartedAt: now, FinishedAt: now, PublishedAt: now}
 }
 
@@ -233,7 +233,7 @@ func testCreate(t *testing.T, h *Harness) {
 	h.Publish(adapters.Swap{Stage: st, Records: []adapters.Record{Record("m", "2024-01-02", 2)}})
 	h.WantRows(target, Row{"2024-01-02", 2}, Row{"2024-01-02", 3})
 	recs, err := h.A.Partitions(h.Ctx, []string{"m"})
-	if err != nil || len(recs) != 1 || recs[0].Rows != 2 || recs[0].State != adapters.StateDone {
+	if err != nil || len(recs) != 1 || recs[0].Rows != 2 || recs[0].State != adapters.RecordDone {
 		t.Errorf("ledger after create = %+v, %v", recs, err)
 	}
 }
@@ -392,14 +392,14 @@ func testLedger(t *testing.T, h *Harness) {
 	h.SetupLedger()
 	h.SetupLedger() // idempotent
 	start := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
-	failed := adapters.Record{Model: "m", Partition: "2024-01-02", State: adapters.StateFailed, Fingerprint: "abc", Rows: 7,
+	failed := adapters.Record{Model: "m", Partition: "2024-01-02", State: adapters.RecordFailed, Fingerprint: "abc", Rows: 7,
 		RunID: "r1", Attempts: 3, WindowStart: start, WindowEnd: start.Add(24 * time.Hour), StartedAt: start, FinishedAt: start.Add(time.Second),
 		PublishedAt: start.Add(-time.Hour), Error: "it's broken: 'quotes' and \\backslashes\\", Watermark: "w1"}
 	if err := h.A.RecordPartitions(h.Ctx, []adapters.Record{failed}); err != nil {
 		t.Fatal(err)
 	}
 	failed.Error = "second failure"
-	if err := h.A.RecordPartitions(h.Ctx, []adapters.Record{failed, {Model: "other", Partition: "eu", State: adapters.StateDone,
+	if err := h.A.RecordPartitions(h.Ctx, []adapters.Record{failed, {Model: "other", Partition: "eu", State: adapters.RecordDone,
 		Fingerprint: "x", RunID: "r1", StartedAt: start, FinishedAt: start}}); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func testLedger(t *testing.T, h *Harness) {
 	var many []adapters.Record
 	for i := range 700 {
 		hour := start.Add(time.Duration(i) * time.Hour)
-		many = append(many, adapters.Record{Model: "many", Partition: hour.Format("2006-01-02T15"), State: adapters.StatePending,
+		many = append(many, adapters.Record{Model: "many", Partition: hour.Format("2006-01-02T15"), State: adapters.RecordPending,
 			Fingerprint: "f", Rows: int64(1 - i%2), RunID: "r1", Attempts: 1, WindowStart: hour, WindowEnd: hour.Add(time.Hour),
 			StartedAt: start, FinishedAt: start, PublishedAt: start})
 	}

@@ -44,7 +44,7 @@ func testSummaries(t *testing.T, h *Harness) {
 	var records []adapters.Record
 	day := func(model string, from string, n int, edit func(i int, r *adapters.Record)) {
 		for i := range n {
-			r := rec(model, at(from+" 00").AddDate(0, 0, i), models.Day, adapters.StateDone, built, built)
+			r := rec(model, at(from+" 00").AddDate(0, 0, i), models.Day, adapters.RecordDone, built, built)
 			if edit != nil {
 				edit(i, &r)
 			}
@@ -56,11 +56,11 @@ func testSummaries(t *testing.T, h *Harness) {
 	day("d", "2022-12-30", 6, func(i int, r *adapters.Record) {
 		switch i {
 		case 1:
-			r.State, r.Rows = adapters.StateFailed, 5
+			r.State, r.Rows = adapters.RecordFailed, 5
 		case 2:
-			r.State, r.PublishedAt = adapters.StatePending, built.Add(time.Hour)
+			r.State, r.PublishedAt = adapters.RecordPending, built.Add(time.Hour)
 		case 3:
-			r.State, r.Fingerprint = adapters.StatePartial, "f-old"
+			r.State, r.Fingerprint = adapters.RecordPartial, "f-old"
 		case 4:
 			r.StartedAt = built.Add(-48 * time.Hour) // before its upstream hour was republished
 		}
@@ -69,7 +69,7 @@ func testSummaries(t *testing.T, h *Harness) {
 	// u: hourly, upstream of d (days); one hour republished after d's
 	// 2023-01-03 started.
 	for i := range 6 {
-		r := rec("u", at("2023-01-02 22").Add(time.Duration(i)*time.Hour), models.Hour, adapters.StateDone, built.Add(-72*time.Hour), built.Add(-72*time.Hour))
+		r := rec("u", at("2023-01-02 22").Add(time.Duration(i)*time.Hour), models.Hour, adapters.RecordDone, built.Add(-72*time.Hour), built.Add(-72*time.Hour))
 		if i == 3 {
 			r.PublishedAt = built.Add(-24 * time.Hour)
 		}
@@ -90,7 +90,7 @@ func testSummaries(t *testing.T, h *Harness) {
 	// w: weeks from Sunday, reading d; the week of 2023-01-01 read
 	// d's 2023-01-02, republished after it.
 	for i, start := range []string{"2022-12-25", "2023-01-01"} {
-		r := rec("w", at(start+" 00"), models.SundayWeek, adapters.StateDone, built.Add(-time.Hour), built.Add(-time.Hour))
+		r := rec("w", at(start+" 00"), models.SundayWeek, adapters.RecordDone, built.Add(-time.Hour), built.Add(-time.Hour))
 		if i == 0 {
 			r.StartedAt, r.PublishedAt = built.Add(time.Hour), built.Add(time.Hour)
 		}
@@ -98,11 +98,11 @@ func testSummaries(t *testing.T, h *Harness) {
 	}
 	// l: a list model, without windows.
 	for _, k := range []string{"eu", "us"} {
-		records = append(records, adapters.Record{Model: "l", Partition: k, State: adapters.StateDone, Fingerprint: "f-l", Rows: 1, RunID: "r1",
+		records = append(records, adapters.Record{Model: "l", Partition: k, State: adapters.RecordDone, Fingerprint: "f-l", Rows: 1, RunID: "r1",
 			Attempts: 1, StartedAt: built, FinishedAt: built, PublishedAt: built})
 	}
 	first := records[0]
-	first.State, first.Rows, first.Fingerprint = adapters.StateFailed, 9, "f-older"
+	first.State, first.Rows, first.Fingerprint = adapters.RecordFailed, 9, "f-older"
 	if err := h.A.RecordPartitions(h.Ctx, []adapters.Record{first}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +170,12 @@ func summarize(records []adapters.Record, q adapters.SummaryQuery) []adapters.Re
 		}
 		s.Records++
 		switch r.State {
-		case adapters.StateDone:
+		case adapters.RecordDone:
 			s.Done++
-		case adapters.StatePending:
+		case adapters.RecordPending:
 			s.Pending++
 		}
-		if r.State == adapters.StateDone || r.State == adapters.StatePartial || r.State == adapters.StateFailed {
+		if r.State == adapters.RecordDone || r.State == adapters.RecordPartial || r.State == adapters.RecordFailed {
 			s.Rows += r.Rows
 		}
 		s.MinFingerprint, s.MaxFingerprint = min(s.MinFingerprint, r.Fingerprint), max(s.MaxFingerprint, r.Fingerprint)

@@ -80,17 +80,17 @@ func TestClusterPublishFaults(t *testing.T) {
 		// row before, and is done with 2 after).
 		state := map[adapters.RecordState]bool{}
 		for _, r := range f.LedgerAfter {
-			if r.Partition == "2024-01-31" && (r.State != adapters.StateDone || r.Rows == 2) {
+			if r.Partition == "2024-01-31" && (r.State != adapters.RecordDone || r.Rows == 2) {
 				state[r.State] = true
 			}
 		}
-		if state[adapters.StateDone] && fmt.Sprint(f.After) != fmt.Sprint(f.Want) {
+		if state[adapters.RecordDone] && fmt.Sprint(f.After) != fmt.Sprint(f.Want) {
 			t.Errorf("the ledger records the publication done, but %s holds %v, want %v", f.Target, f.After, f.Want)
 		}
-		if changed && !state[adapters.StatePending] && !state[adapters.StateDone] {
+		if changed && !state[adapters.RecordPending] && !state[adapters.RecordDone] {
 			t.Errorf("%s changed, but the ledger does not hold the publication pending: %v", f.Target, f.LedgerAfter)
 		}
-		if changed && !state[adapters.StateDone] {
+		if changed && !state[adapters.RecordDone] {
 			kept, err := f.A.(adapters.Deferrer).Unrecorded(f.Ctx, func(token string) bool { return token == adapters.RunToken(adaptertest.FaultRun) })
 			if err != nil || len(kept) == 0 {
 				t.Errorf("%s changed without records, and no stage names it for the next run (Unrecorded: %v, %v)", f.Target, kept, err)

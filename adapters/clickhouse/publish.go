@@ -84,7 +84,7 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 func pendingRecords(records []adapters.Record) []adapters.Record {
 	out := make([]adapters.Record, len(records))
 	for i, r := range records {
-		r.State, r.Error = adapters.StatePending, ""
+		r.State, r.Error = adapters.RecordPending, ""
 		out[i] = r
 	}
 	return out

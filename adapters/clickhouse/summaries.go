@@ -125,11 +125,11 @@ func (a *Adapter) summarizeSQL(q adapters.SummaryQuery) string {
 	count := func(state adapters.RecordState) string {
 		return fmt.Sprintf("sum(`state` = %s)", a.d.QuoteString(string(state)))
 	}
-	rows := fmt.Sprintf("sum(if(`state` IN (%s, %s, %s), ifNull(`row_count`, 0), 0))", a.d.QuoteString(string(adapters.StateDone)),
-		a.d.QuoteString(string(adapters.StatePartial)), a.d.QuoteString(string(adapters.StateFailed)))
+	rows := fmt.Sprintf("sum(if(`state` IN (%s, %s, %s), ifNull(`row_count`, 0), 0))", a.d.QuoteString(string(adapters.RecordDone)),
+		a.d.QuoteString(string(adapters.RecordPartial)), a.d.QuoteString(string(adapters.RecordFailed)))
 	aggregate := func(from, selfStale string) string {
 		return fmt.Sprintf("SELECT `model`, %s AS `bucket`, count(), %s, %s, min(`fingerprint`), max(`fingerprint`), min(`started_at`), max(`published_at`), %s, %s FROM %s GROUP BY `model`, `bucket`",
-			a.bucket(q, "`window_start`"), count(adapters.StateDone), count(adapters.StatePending), rows, selfStale, from)
+			a.bucket(q, "`window_start`"), count(adapters.RecordDone), count(adapters.RecordPending), rows, selfStale, from)
 	}
 	var parts []string
 	if len(plain) > 0 {

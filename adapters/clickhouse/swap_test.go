@@ -512,7 +512,7 @@ func TestStageKeptUntilRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
-		if err := a.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{{Model: "m", Partition: from, State: adapters.StateDone,
+		if err := a.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{{Model: "m", Partition: from, State: adapters.RecordDone,
 			Fingerprint: "fp", Rows: 1, RunID: run, Attempts: 1, StartedAt: now, FinishedAt: now, PublishedAt: now}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -545,7 +545,7 @@ func TestStageKeptUntilRecorded(t *testing.T) {
 	if err := a.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := stages(a); len(got) != 0 || states()["2024-01-01"] != adapters.StateDone {
+	if got := stages(a); len(got) != 0 || states()["2024-01-01"] != adapters.RecordDone {
 		t.Errorf("after Flush: stages %v, ledger %v; want the record and no stage", got, states())
 	}
 	var order []string

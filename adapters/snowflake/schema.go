@@ -180,7 +180,7 @@ func (a *Adapter) Rebuild(ctx context.Context, target models.Relation, stages []
 	}
 	pending := make([]adapters.Record, len(records))
 	for i, r := range records {
-		r.State, r.Error = adapters.StatePending, ""
+		r.State, r.Error = adapters.RecordPending, ""
 		pending[i] = r
 	}
 	for _, q := range rebuildStatements(a.d, a.cfg.LedgerSchema, target, fresh, stages, cols, modelOptions(stages[0].Model).ClusterBy, exists, pending, records) {

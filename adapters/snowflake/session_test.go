@@ -70,7 +70,7 @@ func TestLedgerReadsSnowflakeValues(t *testing.T) {
 	f, _, a := withLedger(t)
 	ctx := t.Context()
 	start := at.Add(-24 * time.Hour)
-	record := adapters.Record{Model: "daily", Partition: "2024-01-04", State: adapters.StateFailed, Fingerprint: "fp", Rows: 7, RunID: "r1",
+	record := adapters.Record{Model: "daily", Partition: "2024-01-04", State: adapters.RecordFailed, Fingerprint: "fp", Rows: 7, RunID: "r1",
 		Attempts: 3, WindowStart: start, WindowEnd: at, StartedAt: at, FinishedAt: at.Add(time.Second), Error: "it's broken"}
 	run := &adapters.Run{ID: "r1", Target: "prod", Status: adapters.RunFailed, Selection: "{}", Host: "h", PID: 9, StartedAt: at,
 		FinishedAt: at.Add(time.Minute), Succeeded: 1, Failed: 2, Skipped: 3, Error: "boom"}

@@ -19,7 +19,7 @@ var (
 )
 
 func rec(model, key string, start time.Time, width time.Duration) adapters.Record {
-	return adapters.Record{Model: model, Partition: key, State: adapters.StateDone, Fingerprint: "0123456789abcdef", Rows: 42,
+	return adapters.Record{Model: model, Partition: key, State: adapters.RecordDone, Fingerprint: "0123456789abcdef", Rows: 42,
 		RunID: "20240105T060708Z-abcdef", Attempts: 1, WindowStart: start, WindowEnd: start.Add(width), StartedAt: at, FinishedAt: at, PublishedAt: at}
 }
 

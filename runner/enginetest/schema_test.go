@@ -210,7 +210,7 @@ func testFullRefresh(t *testing.T, h *adaptertest.Harness) {
 	published := map[string]bool{}
 	for _, rec := range recs {
 		published[rec.PublishedAt.String()] = true
-		if rec.State != adapters.StateDone {
+		if rec.State != adapters.RecordDone {
 			t.Errorf("%s is %s after the rebuild", rec.Partition, rec.State)
 		}
 	}

@@ -91,17 +91,17 @@ func (a *assessor) fingerprint(m *models.Model) string {
 
 func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, error) {
 	rec := a.ledger.record(m.Name, p.Key)
-	if rec == nil || rec.State == adapters.StateRemoved {
+	if rec == nil || rec.State == adapters.RecordRemoved {
 		// (A removed partition back in range, start: moved back, is
 		// built again.)
 		return assessment{state: StateMissing, reason: ReasonMissing}, nil
 	}
 	as := assessment{record: rec}
 	switch rec.State {
-	case adapters.StateFailed:
+	case adapters.RecordFailed:
 		as.state, as.reason, as.detail = StateFailed, ReasonFailed, firstLine(rec.Error)
 		return as, nil
-	case adapters.StatePending:
+	case adapters.RecordPending:
 		as.state, as.reason = StatePending, ReasonPending
 		as.detail = fmt.Sprintf("run %s started publishing it at %s and did not record the outcome", rec.RunID, rec.PublishedAt.UTC().Format("2006-01-02 15:04:05"))
 		if rec.Error != "" { // found from a kept stage (plan.Reader.Unrecorded)
@@ -120,7 +120,7 @@ func (a *assessor) assess(m *models.Model, p models.Partition) (assessment, erro
 		as.detail = fmt.Sprintf("the model changed since it was built (version %s, now %s; plan --explain shows the difference)", rec.Fingerprint, fp)
 		return as, nil
 	}
-	if rec.State == adapters.StatePartial && !a.now.IsZero() {
+	if rec.State == adapters.RecordPartial && !a.now.IsZero() {
 		as.state, as.reason = StatePartial, ReasonPartial
 		if complete := p.End.Add(m.Config.Delay); !a.now.Before(complete) {
 			as.detail = fmt.Sprintf("published at %s, before its window was complete (at %s)",

@@ -65,7 +65,7 @@ func (pr *project) done(model, fp string, keys ...string) []adapters.Record {
 		if err != nil {
 			pr.t.Fatal(err)
 		}
-		out = append(out, adapters.Record{Model: model, Partition: k, State: adapters.StateDone, Fingerprint: fp, Rows: 1,
+		out = append(out, adapters.Record{Model: model, Partition: k, State: adapters.RecordDone, Fingerprint: fp, Rows: 1,
 			WindowStart: part.Start, WindowEnd: part.End, RunID: "20240104T003000Z-000001",
 			StartedAt: pr.built, FinishedAt: pr.built, PublishedAt: pr.built})
 	}
@@ -130,7 +130,7 @@ func TestPendingPublicationsAreRedone(t *testing.T) {
 	records := pr.everything()
 	for i := range records {
 		if records[i].Model == "src" && records[i].Partition == "2024-01-02" {
-			records[i].State, records[i].PublishedAt = adapters.StatePending, pr.built.Add(time.Hour)
+			records[i].State, records[i].PublishedAt = adapters.RecordPending, pr.built.Add(time.Hour)
 		}
 	}
 	_, got := pr.plan(records, plan.Selection{})
@@ -179,7 +179,7 @@ func TestExplainAndAcceptALogicChange(t *testing.T) {
 	old := src.Version(oldPr.scope)
 	records := append(pr.done("src", old.Fingerprint, "2024-01-01", "2024-01-02"), pr.done("down", "", "2024-01-01", "2024-01-02")...)
 	failed := pr.done("src", old.Fingerprint, "2024-01-03")[0]
-	failed.State, failed.Error = adapters.StateFailed, "boom"
+	failed.State, failed.Error = adapters.RecordFailed, "boom"
 	records = append(records, failed)
 	a := ledger(t, records, []adapters.Version{{Model: "src", Fingerprint: old.Fingerprint, Text: old.Text, CreatedAt: pr.built}})
 	// The table holds what the ledger says (a row a day), or the plan
@@ -214,7 +214,7 @@ func TestExplainAndAcceptALogicChange(t *testing.T) {
 	var keys []string
 	for _, rec := range acc.Records {
 		keys = append(keys, rec.Partition)
-		if rec.Fingerprint != cur || rec.State != adapters.StateDone {
+		if rec.Fingerprint != cur || rec.State != adapters.RecordDone {
 			t.Errorf("accepted record %+v does not carry the current version as done", rec)
 		}
 	}
@@ -380,7 +380,7 @@ func TestStatusIsDoneOnlyWhereNothingWouldRun(t *testing.T) {
 	for i := range records {
 		switch {
 		case records[i].Model == "src" && records[i].Partition == "2024-01-02":
-			records[i].State, records[i].PublishedAt = adapters.StatePending, pr.built.Add(time.Hour)
+			records[i].State, records[i].PublishedAt = adapters.RecordPending, pr.built.Add(time.Hour)
 		case records[i].Model == "src" && records[i].Partition == "2024-01-03":
 			records[i].Fingerprint = "0000000000000000"
 		}
@@ -491,7 +491,7 @@ func TestAPartitionReachingPastTheRangeWaitsForAPendingUpstream(t *testing.T) {
 	records := pr.done("hourly", "", hours...)
 	for i := range records {
 		if records[i].Partition == "2024-01-02T02" { // in New York's 1 January, after the range
-			records[i].State = adapters.StatePending
+			records[i].State = adapters.RecordPending
 		}
 	}
 	_, got := pr.plan(records, plan.Selection{Select: []string{"ny_daily"}, From: "2024-01-01", To: "2024-01-01"})
@@ -541,7 +541,7 @@ func TestUnrecordedPublicationsEndWithTheirRun(t *testing.T) {
 		}
 		pending = map[string]adapters.Record{}
 		for _, rec := range recs {
-			if rec.State == adapters.StatePending {
+			if rec.State == adapters.RecordPending {
 				pending[rec.Model+" "+rec.Partition] = rec
 			}
 		}

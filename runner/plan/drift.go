@@ -105,9 +105,9 @@ func totalsOfRecords(records []adapters.Record) map[string]*ledgerTotal {
 			totals[rec.Model] = t
 		}
 		switch rec.State {
-		case adapters.StatePending:
+		case adapters.RecordPending:
 			t.pending = true
-		case adapters.StateDone, adapters.StatePartial, adapters.StateFailed:
+		case adapters.RecordDone, adapters.RecordPartial, adapters.RecordFailed:
 			t.rows += rec.Rows
 		}
 	}

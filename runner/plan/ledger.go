@@ -71,7 +71,7 @@ func (l *ledger) latestHeld(model string) *adapters.Record {
 		return nil
 	}
 	for i := len(mr.timed) - 1; i >= 0; i-- {
-		if r := mr.timed[i]; r.State.Published() || r.State == adapters.StatePending || !r.PublishedAt.IsZero() {
+		if r := mr.timed[i]; r.State.Published() || r.State == adapters.RecordPending || !r.PublishedAt.IsZero() {
 			return r
 		}
 	}

@@ -423,7 +423,7 @@ func (pl *planner) removals(m *models.Model) {
 		return
 	}
 	for _, r := range mr.timed {
-		if r.State == adapters.StateRemoved || !outside(m, r) {
+		if r.State == adapters.RecordRemoved || !outside(m, r) {
 			continue
 		}
 		pl.add(Step{Model: m, Partition: models.Partition{Key: r.Partition, Start: r.WindowStart, End: r.WindowEnd}, Reason: ReasonRemove,
@@ -573,7 +573,7 @@ func (pl *planner) propagateSelf(m *models.Model, have map[string]int) error {
 		return nil
 	}
 	for _, r := range mr.timed {
-		if _, ok := have[r.Partition]; !r.WindowStart.After(first.Start) || ok || r.State == adapters.StateRemoved || outside(m, r) {
+		if _, ok := have[r.Partition]; !r.WindowStart.After(first.Start) || ok || r.State == adapters.RecordRemoved || outside(m, r) {
 			continue
 		}
 		part, err := m.Partition(r.Partition)
@@ -800,11 +800,11 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 				// Not built (failed, or its publication unfinished), and
 				// the range does not rebuild it: as if never built (below).
 				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
-			case rec != nil && rec.State == adapters.StateFailed:
+			case rec != nil && rec.State == adapters.RecordFailed:
 				by.State = ReasonFailed
 				return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
 					fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
-			case rec != nil && rec.State == adapters.StatePending:
+			case rec != nil && rec.State == adapters.RecordPending:
 				by.State = ReasonPending
 				return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
 					fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
@@ -1015,7 +1015,7 @@ func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledge
 	// Partitions removed, or outside the model's range (which removals
 	// plan), hold nothing that reads up.
 	add := func(r *adapters.Record) {
-		if seen[r.Partition] || r.State == adapters.StateRemoved {
+		if seen[r.Partition] || r.State == adapters.RecordRemoved {
 			return
 		}
 		seen[r.Partition] = true

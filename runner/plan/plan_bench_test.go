@@ -43,7 +43,7 @@ func doneRecords(b testing.TB, p *models.Project, scope *models.Scope, days int)
 		parts := m.Partitions(m.Config.Start, m.Config.Start.AddDate(0, 0, days-1))
 		fp := m.Version(scope).Fingerprint
 		for _, part := range parts {
-			out = append(out, adapters.Record{Model: m.Name, Partition: part.Key, State: adapters.StateDone, Fingerprint: fp,
+			out = append(out, adapters.Record{Model: m.Name, Partition: part.Key, State: adapters.RecordDone, Fingerprint: fp,
 				WindowStart: part.Start, WindowEnd: part.End, StartedAt: built, FinishedAt: built, PublishedAt: built})
 		}
 		built = built.Add(time.Second)

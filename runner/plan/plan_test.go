@@ -33,7 +33,7 @@ func TestPlanReasons(t *testing.T) {
 	rec := func(model, key string, mutate func(*adapters.Record)) adapters.Record {
 		m, _ := p.Model(model)
 		part, _ := m.Partition(key)
-		r := adapters.Record{Model: model, Partition: key, State: adapters.StateDone, Fingerprint: m.Version(scope).Fingerprint,
+		r := adapters.Record{Model: model, Partition: key, State: adapters.RecordDone, Fingerprint: m.Version(scope).Fingerprint,
 			WindowStart: part.Start, WindowEnd: part.End, StartedAt: built, FinishedAt: built, PublishedAt: built}
 		if mutate != nil {
 			mutate(&r)
@@ -43,7 +43,7 @@ func TestPlanReasons(t *testing.T) {
 	later := built.Add(time.Hour)
 	records := []adapters.Record{
 		rec("src", "2024-01-01", nil),
-		rec("src", "2024-01-02", func(r *adapters.Record) { r.State, r.Error = adapters.StateFailed, "boom" }),
+		rec("src", "2024-01-02", func(r *adapters.Record) { r.State, r.Error = adapters.RecordFailed, "boom" }),
 		rec("src", "2024-01-03", func(r *adapters.Record) { r.Fingerprint = "0000000000000000" }),
 		rec("src", "2024-01-04", func(r *adapters.Record) { r.PublishedAt = later }), // republished after down built on it
 		// 2024-01-05 of src is missing

@@ -88,7 +88,7 @@ func TestUnrecordedReadsOnlyDeadRunsStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Model != "src" || got[0].Partition != "2024-01-02" || got[0].State != adapters.StatePending || got[0].RunID != dead {
+	if len(got) != 1 || got[0].Model != "src" || got[0].Partition != "2024-01-02" || got[0].State != adapters.RecordPending || got[0].RunID != dead {
 		t.Fatalf("the dead run's stage reads as %+v; want src 2024-01-02 pending, by %s", got, dead)
 	}
 	if !strings.Contains(got[0].Error, "may have published it") || !strings.Contains(got[0].Error, stage) {

@@ -80,7 +80,7 @@ func NewStatusFacts(p *models.Project, scope *models.Scope, facts Facts, sel Sel
 		// next run deletes.
 		if mr := a.ledger.byModel[m.Name]; mr != nil && m.Kind() == models.TimePartitioned {
 			for _, r := range mr.timed {
-				if r.State != adapters.StateRemoved && outside(m, r) {
+				if r.State != adapters.RecordRemoved && outside(m, r) {
 					part := models.Partition{Key: r.Partition, Start: r.WindowStart, End: r.WindowEnd}
 					ms.Partitions = append(ms.Partitions, PartitionStatus{Partition: part, State: StateOutside, Detail: outsideDetail(m), Record: r})
 					ms.Counts[StateOutside]++

@@ -113,7 +113,7 @@ func (r *Reader) unrecordedRecords(ctx context.Context, stages []string, records
 				by = r.Now() // the run left no trace of its end: it may have published until now
 			}
 			by = latest(by, started)
-			rec := adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.StatePending, RunID: runIDOf(token),
+			rec := adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.RecordPending, RunID: runIDOf(token),
 				Attempts: 1, WindowStart: p.Start, WindowEnd: p.End, StartedAt: started, FinishedAt: started, PublishedAt: by,
 				Error: fmt.Sprintf("run %s may have published it, before %s, and stopped without recording it (it kept the staging table %s)",
 					runIDOf(token), by.UTC().Format("2006-01-02 15:04:05"), name)}

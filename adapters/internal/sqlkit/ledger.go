@@ -122,7 +122,7 @@ func nullString(d models.Dialect, s string) string {
 // RecordValues renders r as literals in PartitionColumns order.
 func RecordValues(d models.Dialect, r adapters.Record) []string {
 	rows := "NULL"
-	if r.State == adapters.StateDone || r.Rows > 0 {
+	if r.State == adapters.RecordDone || r.Rows > 0 {
 		rows = lit(d, r.Rows)
 	}
 	return []string{
@@ -317,10 +317,10 @@ func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq
 		return fmt.Sprintf("sum(CASE WHEN %s = %s THEN 1 ELSE 0 END)", q("state"), d.QuoteString(string(state)))
 	}
 	rows := fmt.Sprintf("sum(CASE WHEN %s IN (%s, %s, %s) THEN %s ELSE 0 END)", q("state"),
-		d.QuoteString(string(adapters.StateDone)), d.QuoteString(string(adapters.StatePartial)), d.QuoteString(string(adapters.StateFailed)), q("row_count"))
+		d.QuoteString(string(adapters.RecordDone)), d.QuoteString(string(adapters.RecordPartial)), d.QuoteString(string(adapters.RecordFailed)), q("row_count"))
 	aggregate := func(from, selfStale string, of []string) string {
 		return fmt.Sprintf("SELECT %s, %s AS %s, count(*), %s, %s, min(%s), max(%s), min(%s), max(%s), %s, %s FROM %s WHERE %s IN %s GROUP BY %s, %s",
-			q("model"), bucket(q("window_start")), q("bucket"), count(adapters.StateDone), count(adapters.StatePending), q("fingerprint"), q("fingerprint"),
+			q("model"), bucket(q("window_start")), q("bucket"), count(adapters.RecordDone), count(adapters.RecordPending), q("fingerprint"), q("fingerprint"),
 			q("started_at"), q("published_at"), rows, selfStale, from, q("model"), lit(d, anyStrings(of)), q("model"), q("bucket"))
 	}
 	var parts []string
@@ -481,7 +481,7 @@ func ReplaceRecordsSQL(d models.Dialect, schema string, records []adapters.Recor
 // over table, the partitions table (final: its FINAL, or "").
 func LedgerModelsSQL(d models.Dialect, table, final string) string {
 	return fmt.Sprintf("SELECT DISTINCT %s FROM %s%s WHERE %s <> %s ORDER BY %s", d.QuoteIdent("model"), table, final,
-		d.QuoteIdent("state"), d.QuoteString(string(adapters.StateRemoved)), d.QuoteIdent("model"))
+		d.QuoteIdent("state"), d.QuoteString(string(adapters.RecordRemoved)), d.QuoteIdent("model"))
 }
 
 // Strings reads the first column of a result as strings.

@@ -44,7 +44,7 @@ func synthModel(sp synthSpec, rng *rand.Rand) plan.ModelStatus {
 		if rng.IntN(1000) < 3 {
 			rows = 0
 		}
-		rec := &adapters.Record{Model: sp.name, Partition: p.Key, State: adapters.StateDone, Rows: rows, RunID: "20250102T030405Z-a1b2c3",
+		rec := &adapters.Record{Model: sp.name, Partition: p.Key, State: adapters.RecordDone, Rows: rows, RunID: "20250102T030405Z-a1b2c3",
 			StartedAt: built, FinishedAt: built.Add(1500 * time.Millisecond), PublishedAt: built}
 		ms.Partitions = append(ms.Partitions, plan.PartitionStatus{Partition: p, State: plan.StateDone, Record: rec})
 	}
@@ -61,7 +61,7 @@ func setState(ms *plan.ModelStatus, i int, state plan.State, detail string) {
 		ps.Record = nil
 	case plan.StateFailed:
 		rec := *ps.Record
-		rec.State, rec.Error = adapters.StateFailed, detail
+		rec.State, rec.Error = adapters.RecordFailed, detail
 		ps.Record = &rec
 	}
 }
