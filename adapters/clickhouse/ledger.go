@@ -306,11 +306,15 @@ var released = time.Unix(0, 0).UTC()
 // Claims of a lease, made without a transaction (see AcquireLease).
 const (
 	// claimWindow: of two claims whose acquired_at are less apart, neither
-	// wins.
-	claimWindow = 5 * time.Second
+	// wins. Only claims made at once meet within it (a claim made after
+	// another is visible is not made), so it is wide: a slow server
+	// should not make a claim too slow to count (claimSlack).
+	claimWindow = 30 * time.Second
 	// claimSlack: a claim whose write ends later than this after
-	// AcquireLease began is withdrawn and made again.
-	claimSlack = 3 * time.Second
+	// AcquireLease began is withdrawn and made again. 1 s (acquired_at is
+	// a whole second) + claimSlack + the caller's delay must stay within
+	// claimWindow.
+	claimSlack = 20 * time.Second
 	// claimRetries is how many times claims that collided are made again
 	// (after 0.5 to 1.5 claimPause) before AcquireLease gives up.
 	claimRetries = 3
@@ -329,7 +333,7 @@ const (
 // written after a winner A read the claims has acquired_at at most
 // 1 s + claimSlack (plus the caller's delay) before its write, which came
 // after A's acquired_at: so A is within claimWindow of B, and B loses.
-// Claims within the window of each other all lose; each makes its claim
+// Claims within claimWindow of each other all lose; each makes its claim
 // again after a pause of its own (claimRetries times), when the first to
 // claim again is seen by the others, and then gets a
 // *adapters.LeaseHeldError. Expired claims are ignored. Clocks are
