@@ -23,15 +23,17 @@ ldflags:
 # CLICKHOUSE_DSN is set (.ci/run starts an 18.16 server), and once more
 # against ClickHouse 26 when CHDB_DSN is set (.ci/chdb/start); the cluster
 # tests when CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are set
-# (.ci/cluster/start), and the one that stops a node of it on its own,
-# afterwards, when CLICKHOUSE_CLUSTER_DIR is set too; the Snowflake ones
-# when SNOWFLAKE_DSN is set; otherwise they skip, saying why.
+# (.ci/cluster/start), and those that stop its nodes (the test of a
+# replica stopped mid-run, and the oracle's cases on the cluster, which
+# stop replicas among their steps) on their own, afterwards, when
+# CLICKHOUSE_CLUSTER_DIR is set too; the Snowflake ones when SNOWFLAKE_DSN
+# is set; otherwise they skip, saying why.
 test:
 	$(GO) vet -tags $(TAGS) ./...
-	CLICKHOUSE_CLUSTER_DIR= $(GO) test -tags $(TAGS) -count=1 -timeout 50m ./...
+	CLICKHOUSE_CLUSTER_DIR= $(GO) test -tags $(TAGS) -count=1 -timeout 50m $(if $(CLICKHOUSE_CLUSTER_DIR),-skip '^TestOracleCluster$$') ./...
 	@if [ -n "$$CLICKHOUSE_CLUSTER_DIR" ]; then \
-		echo "ClickHouse cluster at $$CLICKHOUSE_CLUSTER_DIR: stopping a replica mid-run"; \
-		$(GO) test -tags $(TAGS) -count=1 -timeout 30m -run 'TestClusterReplicaStoppedMidRun' ./cmd/refill/; \
+		echo "ClickHouse cluster at $$CLICKHOUSE_CLUSTER_DIR: stopping a replica mid-run, and the oracle's cases stopping replicas"; \
+		$(GO) test -tags $(TAGS) -count=1 -timeout 40m -run 'TestClusterReplicaStoppedMidRun|TestOracleCluster' ./cmd/refill/; \
 	fi
 	@if [ -n "$$CHDB_DSN" ]; then \
 		echo "ClickHouse 26 (chDB) at $$CHDB_DSN"; \

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -430,10 +431,14 @@ func runOracle(t *testing.T, cases int, open func(o *oracle) warehouse) {
 				}
 			}()
 			for i := 0; i < *oracleSteps && !t.Failed(); i++ {
-				o.step()
+				if node, dir := o.wh.stoppable(); node != "" && o.rng.IntN(10) == 0 {
+					o.replicaDown(node, dir)
+					continue
+				}
+				o.sharing(o.step)
 			}
 			if !t.Failed() {
-				o.finish()
+				o.sharing(o.finish)
 			}
 		})
 	}
@@ -748,6 +753,56 @@ func (o *oracle) runProcess(args []string, allow bool) {
 			o.allowed[id] = true
 		}
 	}
+}
+
+// nodesInUse: the cases on a cluster share its nodes, step by step,
+// except while one of them has stopped a node (replicaDown).
+var nodesInUse sync.RWMutex
+
+// sharing runs fn, sharing the cluster's nodes with the other cases when
+// the oracle may stop one.
+func (o *oracle) sharing(fn func()) {
+	if node, _ := o.wh.stoppable(); node != "" {
+		nodesInUse.RLock()
+		defer nodesInUse.RUnlock()
+	}
+	fn()
+}
+
+// replicaDown stops (SIGTERM) or kills (SIGKILL) a replica of the cluster
+// during a run, after a random delay, and starts it again a few seconds
+// later, the cluster to itself; then waits until the replica has caught
+// up. (Its downtime is short: while a node is down, every statement ON
+// CLUSTER waits for it, up to distributed_ddl_task_timeout.) The run may
+// fail what it could not write; nothing it leaves may be wrong.
+func (o *oracle) replicaDown(node, dir string) {
+	nodesInUse.Lock()
+	defer nodesInUse.Unlock()
+	how := []string{"stop", "kill"}[o.rng.IntN(2)]
+	delay := time.Duration(o.rng.IntN(1500)) * time.Millisecond
+	down := time.Duration(1+o.rng.IntN(8)) * time.Second
+	nodeCmd := func(action string) error {
+		out, err := exec.Command("../../.ci/cluster/node", dir, node, action).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf(".ci/cluster/node %s %s: %v\n%s", node, action, err, out)
+		}
+		return nil
+	}
+	restarted := make(chan error, 1)
+	time.AfterFunc(delay, func() {
+		err := nodeCmd(how)
+		time.Sleep(down)
+		restarted <- errors.Join(err, nodeCmd("start"))
+	})
+	o.logf("%s %s after %s for %s, during the next run", how, node, delay, down)
+	defer func() {
+		if err := <-restarted; err != nil {
+			o.t.Fatal(err)
+		}
+		o.wh.caughtUp(node)
+		o.logf("%s started again, caught up", node)
+	}()
+	o.run(false)
 }
 
 // twoRuns runs two runs at once, one through the target's server, the

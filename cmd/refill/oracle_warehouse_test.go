@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,14 @@ type warehouse interface {
 	// another server (a cluster's node of another shard), and the
 	// environment that names it; "" without one.
 	elsewhere() (target string, env map[string]string)
+	// stoppable returns a node of the cluster the oracle may stop, and the
+	// directory of the cluster (.ci/cluster/start's); "" where there is
+	// none: one server, or a cluster the test may not stop nodes of
+	// (CLICKHOUSE_CLUSTER_DIR unset).
+	stoppable() (node, dir string)
+	// caughtUp returns once node, started again, answers and its replicas
+	// of the case's tables have caught up.
+	caughtUp(node string)
 }
 
 // A killPoint is a kind of statement, by the first line --verbose prints.
@@ -145,6 +154,8 @@ func (w *duckWarehouse) killPoints() []killPoint { return duckKillPoints }
 func (w *duckWarehouse) merge()                  {}
 
 func (w *duckWarehouse) elsewhere() (string, map[string]string) { return "", nil }
+func (w *duckWarehouse) stoppable() (string, string)            { return "", "" }
+func (w *duckWarehouse) caughtUp(string)                        {}
 
 // tableIn reports whether the DuckDB file at path has table schema.name.
 func tableIn(t *testing.T, path, schema, name string) bool {
@@ -235,6 +246,44 @@ func (w *clickhouseWarehouse) elsewhere() (string, map[string]string) {
 	nodes := strings.Split(w.env[2], ",")
 	env["REFILL_ORACLE_NODE"] = nodes[len(nodes)-1]
 	return "other", env
+}
+
+// stoppable: node3, the first replica of the second shard. Not node1,
+// which the target names, nor node4, through which elsewhere runs.
+func (w *clickhouseWarehouse) stoppable() (string, string) {
+	dir := os.Getenv("CLICKHOUSE_CLUSTER_DIR")
+	if w.layout == "" || dir == "" {
+		return "", ""
+	}
+	return "node3", dir
+}
+
+// caughtUp connects to node (nodeN is the Nth of the cluster's list) until
+// it answers, then syncs its replica of every replicated table of the
+// case.
+func (w *clickhouseWarehouse) caughtUp(node string) {
+	w.t.Helper()
+	w.fresh = false
+	nodes := strings.Split(w.env[2], ",")
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "node"))
+	if err != nil || i < 1 || i > len(nodes) {
+		w.t.Fatalf("no node %s among %d", node, len(nodes))
+	}
+	n, err := clickhouse.Open(w.t.Context(), clickhouse.Config{DSN: nodes[i-1]})
+	if err != nil {
+		w.t.Fatalf("%s, started again: %v", node, err)
+	}
+	defer n.Close()
+	res, err := n.Query(w.t.Context(), "SELECT database, name FROM system.tables WHERE engine LIKE 'Replicated%' AND startsWith(database, '"+w.prefix+"')", adapters.Tag{})
+	if err != nil {
+		w.t.Fatalf("%s, started again: %v", node, err)
+	}
+	for _, r := range res.Rows {
+		table := models.Relation{Schema: fmt.Sprint(r[0]), Name: fmt.Sprint(r[1])}.Quote(clickhouse.Dialect{})
+		if _, err := n.DB().ExecContext(w.t.Context(), "SYSTEM SYNC REPLICA "+table); err != nil {
+			w.t.Fatalf("%s: SYSTEM SYNC REPLICA %s: %v", node, table, err)
+		}
+	}
 }
 
 func (w *clickhouseWarehouse) scope(p *models.Project) *models.Scope {
