@@ -32,13 +32,22 @@ type project struct {
 
 func newProject(t *testing.T, srcSQL string) *project {
 	t.Helper()
-	fsys := fstest.MapFS{
-		"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
-		"models/src.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-03\n*/\n" +
-			srcSQL + " FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
-		"models/down.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
-			"SELECT d FROM {{ ref(\"src\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
-		"models/total.sql": {Data: []byte("SELECT count(*) AS n FROM {{ ref(\"src\") }}")},
+	return projectOf(t, map[string]string{
+		"src.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-03\n*/\n" +
+			srcSQL + " FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}",
+		"down.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
+			"SELECT d FROM {{ ref(\"src\") }} WHERE d >= {{ start }} AND d < {{ end }}",
+		"total.sql": "SELECT count(*) AS n FROM {{ ref(\"src\") }}",
+	})
+}
+
+// projectOf loads a DuckDB project of the model files files (by their
+// names under models/), built at 2024-01-04 00:30.
+func projectOf(t *testing.T, files map[string]string) *project {
+	t.Helper()
+	fsys := fstest.MapFS{"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")}}
+	for name, text := range files {
+		fsys["models/"+name] = &fstest.MapFile{Data: []byte(text)}
 	}
 	p, err := models.Load(fsys, loadOptions)
 	if err != nil {

@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
-	"github.com/refill/refill/adapters/duckdb"
-	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner/plan"
 )
 
@@ -24,18 +21,11 @@ import (
 // outside its range, because its own rewrite of dim made them stale.
 func TestAResumedRunRedoesWhatItsRewritesMadeStale(t *testing.T) {
 	t.Parallel()
-	fsys := fstest.MapFS{
-		"refill.yml":     {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
-		"models/dim.sql": {Data: []byte("SELECT 2 AS weight")},
-		"models/w.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
-			"SELECT d, v * (SELECT weight FROM {{ ref(\"dim\") }}) AS w FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
-	}
-	p, err := models.Load(fsys, loadOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr := &project{t: t, p: p, scope: &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main"},
-		built: time.Date(2024, 1, 4, 0, 30, 0, 0, time.UTC)}
+	pr := projectOf(t, map[string]string{
+		"dim.sql": "SELECT 2 AS weight",
+		"w.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\n" +
+			"SELECT d, v * (SELECT weight FROM {{ ref(\"dim\") }}) AS w FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}",
+	})
 	started := pr.built.Add(10 * time.Minute)
 	const resumed = "20240104T004000Z-a1b2c3"
 	records := append(pr.done("dim", "", "all"), pr.done("w", "", "2024-01-01", "2024-01-02", "2024-01-03")...)
@@ -114,17 +104,10 @@ func TestUnrecordedReadsOnlyDeadRunsStages(t *testing.T) {
 // planner reads both from the warehouse (Reader.Plan).
 func TestARebuildOnSchemaChangeIsDecidedFromTheTable(t *testing.T) {
 	t.Parallel()
-	fsys := fstest.MapFS{
-		"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
-		"models/m.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\non_schema_change: rebuild\n*/\n" +
-			"SELECT d, v FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}")},
-	}
-	p, err := models.Load(fsys, loadOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr := &project{t: t, p: p, scope: &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main"},
-		built: time.Date(2024, 1, 4, 0, 30, 0, 0, time.UTC)}
+	pr := projectOf(t, map[string]string{
+		"m.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\non_schema_change: rebuild\n*/\n" +
+			"SELECT d, v FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}",
+	})
 	records := pr.done("m", "", "2024-01-01", "2024-01-02", "2024-01-03")
 	for i := range records {
 		records[i].Rows = 0 // as the empty table holds
