@@ -421,7 +421,10 @@ func runOracle(t *testing.T, cases int, open func(o *oracle) warehouse) {
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
-			o := newOracleOn(t, bin, seed, open)
+			// (Setting a case up uses the cluster too: its databases and
+			// source are made on every node.)
+			var o *oracle
+			shareNodes(func() { o = newOracleOn(t, bin, seed, open) })
 			defer func() {
 				if t.Failed() || testing.Verbose() {
 					parent := strings.Split(t.Name(), "/")
@@ -763,6 +766,17 @@ var nodesInUse sync.RWMutex
 // the oracle may stop one.
 func (o *oracle) sharing(fn func()) {
 	if node, _ := o.wh.stoppable(); node != "" {
+		nodesInUse.RLock()
+		defer nodesInUse.RUnlock()
+	}
+	fn()
+}
+
+// shareNodes runs fn, sharing the cluster's nodes with the other cases
+// when a case may stop one (CLICKHOUSE_CLUSTER_DIR is set), before there
+// is a case to ask.
+func shareNodes(fn func()) {
+	if os.Getenv("CLICKHOUSE_CLUSTER_DIR") != "" {
 		nodesInUse.RLock()
 		defer nodesInUse.RUnlock()
 	}
