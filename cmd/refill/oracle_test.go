@@ -438,10 +438,10 @@ func runOracle(t *testing.T, cases int, open func(o *oracle) warehouse) {
 					o.replicaDown(node, dir)
 					continue
 				}
-				o.sharing(o.step)
+				shareNodes(o.step)
 			}
 			if !t.Failed() {
-				o.sharing(o.finish)
+				shareNodes(o.finish)
 			}
 		})
 	}
@@ -762,19 +762,9 @@ func (o *oracle) runProcess(args []string, allow bool) {
 // except while one of them has stopped a node (replicaDown).
 var nodesInUse sync.RWMutex
 
-// sharing runs fn, sharing the cluster's nodes with the other cases when
-// the oracle may stop one.
-func (o *oracle) sharing(fn func()) {
-	if node, _ := o.wh.stoppable(); node != "" {
-		nodesInUse.RLock()
-		defer nodesInUse.RUnlock()
-	}
-	fn()
-}
-
 // shareNodes runs fn, sharing the cluster's nodes with the other cases
-// when a case may stop one (CLICKHOUSE_CLUSTER_DIR is set), before there
-// is a case to ask.
+// when a case may stop one (CLICKHOUSE_CLUSTER_DIR is set: see
+// warehouse.stoppable).
 func shareNodes(fn func()) {
 	if os.Getenv("CLICKHOUSE_CLUSTER_DIR") != "" {
 		nodesInUse.RLock()

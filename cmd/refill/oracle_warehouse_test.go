@@ -258,9 +258,9 @@ func (w *clickhouseWarehouse) stoppable() (string, string) {
 	return "node3", dir
 }
 
-// caughtUp connects to node (nodeN is the Nth of the cluster's list) until
-// it answers, then syncs its replica of every replicated table of the
-// case.
+// caughtUp connects to node (nodeN is the Nth of the cluster's list),
+// which .ci/cluster/node start left answering, and syncs its replica of
+// every replicated table of the case.
 func (w *clickhouseWarehouse) caughtUp(node string) {
 	w.t.Helper()
 	w.fresh = false
@@ -279,10 +279,7 @@ func (w *clickhouseWarehouse) caughtUp(node string) {
 		w.t.Fatalf("%s, started again: %v", node, err)
 	}
 	for _, r := range res.Rows {
-		table := models.Relation{Schema: fmt.Sprint(r[0]), Name: fmt.Sprint(r[1])}.Quote(clickhouse.Dialect{})
-		if _, err := n.DB().ExecContext(w.t.Context(), "SYSTEM SYNC REPLICA "+table); err != nil {
-			w.t.Fatalf("%s: SYSTEM SYNC REPLICA %s: %v", node, table, err)
-		}
+		syncNode(w.t, n, models.Relation{Schema: fmt.Sprint(r[0]), Name: fmt.Sprint(r[1])}.Quote(clickhouse.Dialect{}))
 	}
 }
 
