@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -230,10 +231,27 @@ func columnDefs(d Dialect, cols []column) string {
 }
 
 // ensureClusterDatabase creates database on every node: ON CLUSTER,
-// which waits for every node, so not when the coordinator has it.
+// which waits for every node, so not when every node that answers has it.
+// Asking the coordinator alone is not enough: a database made by hand on
+// one node (or lost by a node that was rebuilt) would leave the others
+// without it, and the first statement ON CLUSTER that needs it would fail
+// on them after it had run on the rest.
 func (r replicatedCluster) ensureClusterDatabase(ctx context.Context, tag adapters.Tag, database string) error {
 	a := r.a
-	if ok, err := a.databaseExists(ctx, tag, database); err != nil || ok {
+	var missing atomic.Bool
+	errs := onEach(r.c.nodes(), func(_ int, n *node) error {
+		ok, err := n.databaseExists(ctx, tag, database)
+		switch {
+		case err != nil && n != r.c.self && unreachable(err):
+			return nil // it creates the database when it returns, if ON CLUSTER runs now
+		case err != nil:
+			return fmt.Errorf("on %s: %w", n.addr, err)
+		case !ok:
+			missing.Store(true)
+		}
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil || !missing.Load() {
 		return err
 	}
 	return a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(database)+r.onCluster())
@@ -259,12 +277,9 @@ func syncOthers(ctx context.Context, tag adapters.Tag, nodes []*node, applied *n
 // key. It returns the local table (table itself when replicated).
 func (r replicatedCluster) createOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation, defs, engine, key string, ifNotExists bool) (models.Relation, error) {
 	a := r.a
-	err := r.ensureClusterDatabase(ctx, tag, table.Schema)
-	if table.Schema == a.cfg.StageSchema {
-		// The coordinator has its stage database; the other nodes may not.
-		err = a.exec(ctx, tag, "CREATE DATABASE IF NOT EXISTS "+a.d.QuoteIdent(table.Schema)+r.onCluster())
-	}
-	if err != nil {
+	// (In the stage database too, which the coordinator may have made for
+	// itself alone.)
+	if err := r.ensureClusterDatabase(ctx, tag, table.Schema); err != nil {
 		return models.Relation{}, err
 	}
 	create := "CREATE TABLE "

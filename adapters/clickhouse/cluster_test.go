@@ -231,6 +231,56 @@ func TestClusterLayout(t *testing.T) {
 	}
 }
 
+// TestClusterDatabaseOnOneNode: a target database (and a stage database)
+// made by hand on the coordinator alone, as a user connected to one node
+// would, is made on the other nodes before refill creates tables in it:
+// the first publication of a model succeeds and every node holds its
+// rows. Before, refill asked only the coordinator whether the database
+// existed, and CREATE TABLE ... ON CLUSTER failed on the other nodes
+// after it had run on the coordinator.
+func TestClusterDatabaseOnOneNode(t *testing.T) {
+	clusterEnv(t)
+	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
+		t.Run(layout, func(t *testing.T) {
+			adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+				coordinator := nodes(t, s)[0]
+				for _, db := range []string{s.Default, s.Stage} {
+					if _, err := coordinator.DB().ExecContext(t.Context(), "CREATE DATABASE "+db); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return openCluster(t, s, layout, clickhouse.Config{ShardingKey: "v"})
+			}, []adaptertest.Test{{Name: "Publish", Fn: func(t *testing.T, h *adaptertest.Harness) {
+				h.SetupLedger()
+				var src []adaptertest.Row
+				for i := range 6 {
+					src = append(src, adaptertest.Row{D: adaptertest.Day("2024-01-01").AddDate(0, 0, i).Format("2006-01-02"), V: int64(i)})
+				}
+				h.Seed("src", src...)
+				m, target := adaptertest.DayModel("m"), h.Rel("t")
+				st := h.Stage(m, target, h.SelectFrom(h.Rel("src"), "2024-01-01", "2024-01-07"), adaptertest.Window("2024-01-01", "2024-01-07"))
+				h.Publish(adapters.Swap{Stage: st, Records: []adapters.Record{adaptertest.Record("m", "2024-01-01", int64(len(src)))}})
+				h.WantRows(target, src...)
+				table := target.Quote(h.D())
+				if layout == clickhouse.LayoutSharded {
+					table = h.Rel("t" + clickhouse.LocalSuffix).Quote(h.D())
+				}
+				for i, n := range nodes(t, h.S) {
+					want := 0
+					for _, r := range src {
+						if layout == clickhouse.LayoutReplicated || int(r.V%2) == i/2 {
+							want++
+						}
+					}
+					if got := rowsOn(t, n, table); len(got) != want {
+						t.Errorf("node %d holds %d rows of %s, want %d: %v", i+1, len(got), table, want, got)
+					}
+				}
+			}}})
+		})
+	}
+}
+
 // TestClusterLeasesAcrossNodes: two runs whose coordinators are different
 // nodes (of different shards) see one ledger: a lease one takes holds
 // off the other, a release lets it in, and records either writes the
