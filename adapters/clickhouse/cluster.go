@@ -705,9 +705,22 @@ func (r replicatedCluster) swappable(t *tableInfo, rel models.Relation) error {
 
 func (replicatedCluster) readsTargetParts() bool { return true }
 
-// swap is the one-server swap, on the coordinator's replica.
+// swap is the one-server swap, on the coordinator's replica; the other
+// replicas catch up after it (caughtUp).
 func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return r.a.node.swap(ctx, tag, st, change, pending, r)
+	return r.a.node.swap(ctx, tag, st, change, pending, coordinatorSwap{r})
+}
+
+// coordinatorSwap are the replicated layout's rules of a swap into the
+// coordinator's replica, which Publish makes while it holds the target:
+// the other replicas catch up once it lets go (caughtUp), not inside the
+// swap.
+type coordinatorSwap struct{ replicatedCluster }
+
+func (coordinatorSwap) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
+
+func (r replicatedCluster) caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error {
+	return r.swapped(ctx, tag, target)
 }
 
 // pendingFirst: the evidence of a publication a crash interrupts must be

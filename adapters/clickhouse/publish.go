@@ -55,10 +55,32 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 			return fmt.Errorf("publishing %s and %s together: %w (ClickHouse has no multi-table transactions)", target, t, adapters.ErrNotSupported)
 		}
 	}
+	swapped, err := a.swapAll(ctx, target, swaps)
+	if len(swapped) > 0 {
+		// Outside the target's lock: the next publication into it swaps
+		// while the replicas copy this one. The records wait for them.
+		tag := swapped[0].Stage.Tag
+		tag.Step = "publish"
+		if cerr := a.role.caughtUp(ctx, tag, target); cerr != nil {
+			for _, sw := range swapped {
+				a.hold(sw.Stage)
+			}
+			return errors.Join(err, fmt.Errorf("publishing into %s: %w: %w", target, adapters.ErrMaybePublished, cerr))
+		}
+		for _, sw := range swapped {
+			a.buffer(sw.Stage, sw.Records)
+		}
+	}
+	return err
+}
+
+// swapAll swaps swaps into target, one after the other, holding target's
+// lock, and returns those that were swapped.
+func (a *Adapter) swapAll(ctx context.Context, target models.Relation, swaps []adapters.Swap) ([]adapters.Swap, error) {
 	mu := a.lock(target)
 	mu.Lock()
 	defer mu.Unlock()
-	for _, sw := range swaps {
+	for i, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
 		var pending func() error
@@ -72,11 +94,10 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 			if errors.Is(err, adapters.ErrMaybePublished) {
 				a.hold(sw.Stage) // evidence for the next run, should the runner fail to record it
 			}
-			return fmt.Errorf("publishing %s into %s: %w", sw.Stage.Relation, target, err)
+			return swaps[:i], fmt.Errorf("publishing %s into %s: %w", sw.Stage.Relation, target, err)
 		}
-		a.buffer(sw.Stage, sw.Records)
 	}
-	return nil
+	return swaps, nil
 }
 
 // pendingRecords returns records as pending: publication started at their

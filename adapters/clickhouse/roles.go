@@ -54,6 +54,10 @@ type role interface {
 	// pendingFirst says the ledger must hold a publication pending before
 	// the target first changes.
 	pendingFirst() bool
+	// caughtUp returns once every node holds what the swaps of one
+	// Publish wrote to target. Publish calls it after it lets go of the
+	// target, so the next swap into it need not wait for the replicas.
+	caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error
 	// rebuild replaces target whole (Adapter.Rebuild).
 	rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error
 
@@ -148,7 +152,8 @@ func (s single) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan)
 	return func() { a.drop(ctx, tag, p.Target) }, nil
 }
 
-func (single) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
+func (single) swapped(context.Context, adapters.Tag, models.Relation) error  { return nil }
+func (single) caughtUp(context.Context, adapters.Tag, models.Relation) error { return nil }
 
 func (s single) rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	return s.a.rebuildHere(ctx, tag, target, stages, records, columns)

@@ -53,6 +53,10 @@ func (s shardedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters
 	return s.swapSharded(ctx, tag, st, change, pending)
 }
 
+// caughtUp: each shard's other replicas caught up inside the swap, shard
+// after shard.
+func (shardedCluster) caughtUp(context.Context, adapters.Tag, models.Relation) error { return nil }
+
 // rowsElsewhere: a Distributed table has no parts of its own here; its
 // rows are on the shards.
 func (s shardedCluster) rowsElsewhere(ctx context.Context, tag adapters.Tag, t models.Relation) (int64, bool, error) {
