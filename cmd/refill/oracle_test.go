@@ -359,6 +359,9 @@ type oracle struct {
 	variants map[string]modelVariant
 	frozen   map[string]frozenPartition
 	started  time.Time
+	// checking is the time the checks after the steps took; waited, the
+	// time the steps waited for a cluster's nodes (shareNodes).
+	checking, waited time.Duration
 	// wh is the warehouse the case runs on.
 	wh warehouse
 }
@@ -429,8 +432,8 @@ func runOracle(t *testing.T, cases int, open func(o *oracle) warehouse) {
 				if t.Failed() || testing.Verbose() {
 					parent := strings.Split(t.Name(), "/")
 					parent = parent[:len(parent)-1]
-					t.Logf("on %s; replay: go test ./cmd/refill -run '^%s$' -oracle.seed %d\nsteps:\n  %s",
-						o.wh, strings.Join(parent, "$/^"), seed, strings.Join(o.log, "\n  "))
+					t.Logf("on %s; replay: go test ./cmd/refill -run '^%s$' -oracle.seed %d\n%.0fs: checks after the steps %.0fs, waiting for the nodes %.0fs\nsteps:\n  %s",
+						o.wh, strings.Join(parent, "$/^"), seed, time.Since(o.started).Seconds(), o.checking.Seconds(), o.waited.Seconds(), strings.Join(o.log, "\n  "))
 				}
 			}()
 			for i := 0; i < *oracleSteps && !t.Failed(); i++ {
@@ -438,7 +441,11 @@ func runOracle(t *testing.T, cases int, open func(o *oracle) warehouse) {
 					o.replicaDown(node, dir)
 					continue
 				}
-				shareNodes(o.step)
+				asked := time.Now()
+				shareNodes(func() {
+					o.waited += time.Since(asked)
+					o.step()
+				})
 			}
 			if !t.Failed() {
 				shareNodes(o.finish)
@@ -607,9 +614,11 @@ func (o *oracle) step() {
 	if other, env := o.wh.elsewhere(); other != "" && o.rng.IntN(4) == 0 {
 		o.twoRuns(other, env)
 	}
+	start := time.Now()
 	o.checkRowCounts()
 	o.checkPlans()
 	o.checkStatus()
+	o.checking += time.Since(start)
 }
 
 // runArgs returns random run flags.
