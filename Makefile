@@ -58,10 +58,11 @@ race:
 # cmd/refill/oracle_test.go): ORACLE_CASES of them on ENGINE, one of
 # duckdb (the default), clickhouse (the server CLICKHOUSE_DSN names),
 # chdb (ClickHouse 26 at CHDB_DSN) or cluster (both layouts of the cluster
-# CLICKHOUSE_CLUSTER_DSN names). Every case's verdict is written to
-# ORACLE_LOG as it ends (go test -v), so that a long run stopped before its
-# end still says how many cases passed and which failed; the command
-# prints the tally.
+# CLICKHOUSE_CLUSTER_DSN names). Every case writes its steps and its replay
+# command to ORACLE_LOG as it ends (go test -v), so that
+# grep -c 'replay: go test' ORACLE_LOG counts the cases of a long run
+# stopped before its end, and a failed case's steps are there; the
+# command prints the tally of passed and failed cases when the run ends.
 ORACLE_CASES ?= 200
 ORACLE_LOG ?= oracle-$(ENGINE).log
 ENGINE ?= duckdb
