@@ -368,7 +368,11 @@ func (w *clickhouseWarehouse) killPoints() []killPoint { return clickhouseKillPo
 // themselves), so that the ledger is read both merged and unmerged. An
 // empty table is left alone: 18.16 fails OPTIMIZE ... FINAL of an empty
 // replicated table ("Unknown log entry type: 0", ClickHouse issue 3611,
-// fixed in 19.4), and has nothing to merge.
+// fixed in 19.4), and has nothing to merge. On a cluster 18.16 also fails
+// it now and then while it waits for the other replicas to merge (the
+// same error, or "Leader was suddenly changed", code 292, seen in 3 of 24
+// cases): the merge may have happened or not, and either is a ledger the
+// next step must read right, so the case goes on.
 func (w *clickhouseWarehouse) merge() {
 	for _, table := range []string{"partitions", "runs", "versions", "leases"} {
 		name := fmt.Sprintf("%s_refill.%s", w.prefix, table)
@@ -380,7 +384,15 @@ func (w *clickhouseWarehouse) merge() {
 		if res, err := w.a.Query(w.t.Context(), "SELECT count() FROM "+name, adapters.Tag{}); err != nil {
 			w.t.Fatal(err)
 		} else if adapters.Int(adapters.Normalize(res.Rows[0][0])) > 0 {
-			w.exec("OPTIMIZE TABLE " + name + " FINAL")
+			w.fresh = false
+			_, err := w.a.DB().ExecContext(w.t.Context(), "OPTIMIZE TABLE "+name+" FINAL")
+			if err != nil && w.layout != "" && (strings.Contains(err.Error(), "Unknown log entry type") || strings.Contains(err.Error(), "Leader was suddenly changed")) {
+				w.t.Logf("OPTIMIZE TABLE %s FINAL on the cluster failed, as 18.16 does at times: %.80s", name, err)
+				continue
+			}
+			if err != nil {
+				w.t.Fatalf("OPTIMIZE TABLE %s FINAL: %v", name, err)
+			}
 		}
 	}
 }
