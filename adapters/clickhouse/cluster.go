@@ -586,8 +586,6 @@ func (r replica) createTarget(_ context.Context, _ adapters.Tag, p *SwapPlan) (f
 	return nil, fmt.Errorf("%s does not exist on %s", p.Target, r.addr)
 }
 
-func (replica) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
-
 // replicatedCluster is the coordinator of a cluster whose nodes each hold
 // every row (the replicated layout), and the base of shardedCluster.
 type replicatedCluster struct {
@@ -708,16 +706,8 @@ func (replicatedCluster) readsTargetParts() bool { return true }
 // swap is the one-server swap, on the coordinator's replica; the other
 // replicas catch up after it (caughtUp).
 func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return r.a.node.swap(ctx, tag, st, change, pending, coordinatorSwap{r})
+	return r.a.node.swap(ctx, tag, st, change, pending, r)
 }
-
-// coordinatorSwap are the replicated layout's rules of a swap into the
-// coordinator's replica, which Publish makes while it holds the target:
-// the other replicas catch up once it lets go (caughtUp), not inside the
-// swap.
-type coordinatorSwap struct{ replicatedCluster }
-
-func (coordinatorSwap) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
 
 func (r replicatedCluster) caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error {
 	return r.swapped(ctx, tag, target)

@@ -308,9 +308,6 @@ func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, c
 		// The ALTER replaces partitions one by one: some may be swapped.
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
-	if err := rules.swapped(ctx, tag, p.Target); err != nil {
-		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
-	}
 	return nil
 }
 

@@ -58,6 +58,9 @@ type role interface {
 	// Publish wrote to target. Publish calls it after it lets go of the
 	// target, so the next swap into it need not wait for the replicas.
 	caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error
+	// swapped returns once the other nodes hold what was just written to
+	// table (a seed).
+	swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error
 	// rebuild replaces target whole (Adapter.Rebuild).
 	rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error
 
@@ -82,9 +85,6 @@ type swapRules interface {
 	createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (undo func(), err error)
 	// splitDrops says a swap's DROP PARTITIONs go in an ALTER of their own.
 	splitDrops() bool
-	// swapped returns once the other nodes hold what was just written to
-	// table (a swap, a seed).
-	swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error
 }
 
 // single is one server.
