@@ -154,8 +154,11 @@ func BenchmarkClickHouseCluster(b *testing.B) {
 	}
 	hand.replicated()
 	hand.sharded()
-	vs = slices.Insert(vs, 2, variant{"rl", hand.replicated})
-	vs = append(vs, variant{"hl", hand.sharded})
+	byHand := func(name string, loop func() time.Duration) variant {
+		return variant{name, func() time.Duration { d := loop(); statements[name] = hand.statements; return d }}
+	}
+	vs = slices.Insert(vs, 2, byHand("rl", hand.replicated))
+	vs = append(vs, byHand("hl", hand.sharded))
 	med := interleave(b, rounds, vs)
 	want := checksum(b, one.a.DB(), one.table)
 	for s, db := range map[string]*sql.DB{"r": repl.a.DB(), "h": shard.a.DB(), "rl": hand.nodes[0], "hl": hand.nodes[0]} {
@@ -164,7 +167,6 @@ func BenchmarkClickHouseCluster(b *testing.B) {
 			b.Fatalf("%s holds %s, one server %s", s, got, want)
 		}
 	}
-	statements["rl"], statements["hl"] = 3*days, 3*2*days
 	for _, s := range []string{"s", "r", "rl", "h", "hl"} {
 		b.ReportMetric(med[s].Seconds(), s+"-s")
 		b.ReportMetric(float64(statements[s])/days, s+"-statements/partition")
@@ -187,6 +189,7 @@ type clusterHand struct {
 	nodes      []*sql.DB // in CLICKHOUSE_CLUSTER_NODES' order: shard 1's two replicas, then shard 2's
 	schema     string
 	src, model string // the source table, the model's SELECT over it
+	statements int64  // those the last loop issued
 }
 
 func newClusterHand(b *testing.B, ctx context.Context, nodeDSNs, cluster, schema string, coordinator *clickhouse.Adapter, src, cols string) *clusterHand {
@@ -224,6 +227,7 @@ func newClusterHand(b *testing.B, ctx context.Context, nodeDSNs, cluster, schema
 }
 
 func (h *clusterHand) exec(node int, q string) {
+	h.statements++
 	if _, err := h.nodes[node].ExecContext(h.ctx, q); err != nil {
 		h.b.Fatalf("node %d: %s: %v", node+1, q, err)
 	}
@@ -240,6 +244,7 @@ func (h *clusterHand) day(node int, table string, i int, where string) {
 }
 
 func (h *clusterHand) replicated() time.Duration {
+	h.statements = 0
 	start := time.Now()
 	for i := range clusterBenchDays {
 		h.day(0, "r", i, "")
@@ -251,6 +256,7 @@ func (h *clusterHand) replicated() time.Duration {
 }
 
 func (h *clusterHand) sharded() time.Duration {
+	h.statements = 0
 	start := time.Now()
 	for i := range clusterBenchDays {
 		for shard, node := range []int{0, 2} {
