@@ -128,7 +128,7 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		return nil, err
 	}
 	pl := &planner{
-		project: p, sel: sel, facts: facts, chosen: chosen,
+		project: p, sel: sel, facts: facts, chosen: chosen, rangeEnd: sel.rangeEnd(),
 		a:        &assessor{scope: scope, ledger: indexLedger(facts.Records), tables: facts.Tables, now: sel.Now},
 		selected: map[*models.Model]bool{},
 		steps:    map[*models.Model][]Step{},
@@ -157,6 +157,9 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 			return nil, err
 		}
 		pl.block(m)
+		if pl.sel.Since.IsZero() {
+			pl.cands[m] = nil // its steps hold what is left of them (resumedRewrites reads them when resuming)
+		}
 	}
 	n := 0
 	for _, m := range chosen.Models {
@@ -191,9 +194,11 @@ type planner struct {
 	// selected models reading them read.
 	cands   map[*models.Model][]models.Partition
 	matched bool // some candidate matched --partitions
-	steps   map[*models.Model][]Step
-	planned map[*models.Model]map[string]*Step // by partition key
-	notes   []string
+	// rangeEnd is the end of the selection's range (Selection.rangeEnd).
+	rangeEnd time.Time
+	steps    map[*models.Model][]Step
+	planned  map[*models.Model]map[string]*Step // by partition key
+	notes    []string
 	// waiting counts, per model, the partitions left out because they read
 	// upstream partitions that are not complete yet, or not built past the
 	// range's end.
@@ -466,9 +471,14 @@ func (pl *planner) add(st Step) {
 	}
 }
 
-// index rebuilds m's key index after its steps changed.
+// index sorts m's steps after they changed and, for a model not
+// partitioned by time, rebuilds its key index (plannedStep finds a time
+// partition's step by its start).
 func (pl *planner) index(m *models.Model) {
 	sortSteps(pl.steps[m])
+	if m.Kind() == models.TimePartitioned {
+		return
+	}
 	idx := make(map[string]*Step, len(pl.steps[m]))
 	for i := range pl.steps[m] {
 		idx[pl.steps[m][i].Partition.Key] = &pl.steps[m][i]
@@ -696,6 +706,21 @@ func (pl *planner) block(m *models.Model) {
 	pl.index(m)
 }
 
+// plannedStep returns the step planned for partition q of up, or nil.
+func (pl *planner) plannedStep(up *models.Model, q models.Partition) *Step {
+	if up.Kind() != models.TimePartitioned {
+		return pl.planned[up][q.Key]
+	}
+	steps := pl.steps[up] // sorted by start (index)
+	i := sort.Search(len(steps), func(i int) bool { return !steps[i].Partition.Start.Before(q.Start) })
+	for ; i < len(steps) && steps[i].Partition.Start.Equal(q.Start); i++ {
+		if steps[i].Partition.Key == q.Key {
+			return &steps[i]
+		}
+	}
+	return nil
+}
+
 func joinDetail(a, b string) string {
 	if a == "" {
 		return b
@@ -730,7 +755,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 				"reads its own earlier partitions, which are not built (run from the first one)", Blocker{m.Name, prev.Key, ReasonMissing}}, nil
 		}
 	}
-	rangeEnd := pl.sel.rangeEnd()
+	rangeEnd := pl.rangeEnd
 	for _, up := range m.Upstream {
 		last, complete := pl.lastComplete(up)
 		limit := last
@@ -779,7 +804,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			// complete yet.
 			pastRange := m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() && !q.Start.Before(rangeEnd) && p.End.After(rangeEnd)
 			by := Blocker{up.Name, q.Key, ""}
-			if st := pl.planned[up][q.Key]; st != nil && pl.selected[up] {
+			if st := pl.plannedStep(up, q); st != nil && pl.selected[up] {
 				if st.Reason == ReasonBlocked {
 					by.State = ReasonBlocked
 					return &blockage{fmt.Sprintf("reads %s %s, which is blocked", up.Name, q.Key), fmt.Sprintf("reads blocked partitions of %s", up.Name), by}, nil
@@ -852,7 +877,7 @@ func (pl *planner) rangeHorizon(m *models.Model) time.Time {
 			h = latest(h, up.PartitionAt(last).End)
 		}
 	}
-	if to := pl.sel.rangeEnd(); !h.IsZero() && !to.IsZero() && to.Before(h) && !pl.sel.FullRefresh {
+	if to := pl.rangeEnd; !h.IsZero() && !to.IsZero() && to.Before(h) && !pl.sel.FullRefresh {
 		h = to
 	}
 	return h
