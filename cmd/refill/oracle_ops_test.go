@@ -63,17 +63,24 @@ func (m *genModel) text(v modelVariant) string {
 }
 
 // writeModel writes m's file for its current modelVariant, and notes the
-// modelVariant's fingerprint.
+// modelVariant's fingerprints: on the target the oracle runs, and on the
+// one it runs elsewhere from, if any (a model reading target is another
+// version on another target).
 func (o *oracle) writeModel(m *genModel) {
 	m.v.k = m.k
 	o.write("models/"+m.name+".sql", m.text(m.v))
 	p := o.project()
 	pm := p.ModelByName(m.name)
-	fp := pm.Version(o.wh.scope(p)).Fingerprint
 	if o.variants == nil {
 		o.variants = map[string]modelVariant{}
 	}
-	o.variants[m.name+" "+fp] = m.v
+	scope := o.wh.scope(p)
+	o.variants[m.name+" "+pm.Version(scope).Fingerprint] = m.v
+	if other, _ := o.wh.elsewhere(); other != "" {
+		elsewhere := *scope
+		elsewhere.Target = other
+		o.variants[m.name+" "+pm.Version(&elsewhere).Fingerprint] = m.v
+	}
 }
 
 // fullRefresh rebuilds a model's whole table, in-process or with the real
