@@ -37,14 +37,15 @@ import (
 //   - sharded: a model's table is a Distributed table over <name>_local, a
 //     Replicated*MergeTree on each shard (its path has {shard}). A stage is
 //     computed, verified and audited on the coordinator as before, in
-//     full. Publishing it then routes its rows to their shards: a table
-//     like the stage, replicated within each shard (kind "l"), on every
-//     node that answers (node by node: ON CLUSTER would wait for a node
-//     that is down), and a Distributed table over it (kind "r", with the
-//     target's sharding key) into which the stage is inserted
-//     synchronously. Once the rows of every shard add up to the stage's,
-//     each shard swaps its part into its local table with the one-server
-//     swap, on one replica, which ZooKeeper carries to the others; a shard
+//     full. Publishing it then routes its rows to their shards: a plain
+//     table like the stage (kind "l") on every node that answers (node by
+//     node: ON CLUSTER would wait for a node that is down), and a
+//     Distributed table over it (kind "r", with the target's sharding key)
+//     into which the stage is inserted synchronously, which sends each
+//     shard's rows to one of its replicas (internal_replication). Once the
+//     rows of every shard add up to the stage's, each shard swaps its part
+//     into its local table with the one-server swap, on the replica
+//     holding it, which ZooKeeper carries to the others; a shard
 //     that receives no rows for the window still has its partitions
 //     replaced or dropped, so rows that moved to another shard leave none
 //     behind.
@@ -82,7 +83,7 @@ const DefaultShardingKey = "rand()"
 
 // Kinds of the tables a sharded publication makes (adapters.StageName).
 const (
-	kindShard = "l" // a shard's part of a stage, replicated within the shard
+	kindShard = "l" // a shard's part of a stage, on the replica its rows reach
 	kindRoute = "r" // a Distributed table over them: the route to the shards
 )
 

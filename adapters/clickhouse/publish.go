@@ -116,11 +116,8 @@ func pendingRecords(records []adapters.Record) []adapters.Record {
 type SwapPlan struct {
 	Target, Stage models.Relation
 	// Work is the swap table; zero to replace straight from the stage.
-	Work models.Relation
-	// WorkEngine, when set, is the swap table's engine clause; otherwise
-	// it is created AS the stage.
-	WorkEngine string
-	Window     adapters.Window
+	Work   models.Relation
+	Window adapters.Window
 	// Staged are the IDs of the partitions the stage holds; Touched those
 	// the swap replaces or drops (Staged plus the target's partitions
 	// with rows in the window), sorted.
@@ -147,11 +144,7 @@ func partitionsSQL(d Dialect, table models.Relation) string {
 // lie outside the window.
 func workStatements(d Dialect, p SwapPlan) []string {
 	work, stage := p.Work.Quote(d), p.Stage.Quote(d)
-	create := fmt.Sprintf("CREATE TABLE %s AS %s", work, stage)
-	if p.WorkEngine != "" {
-		create += " " + p.WorkEngine
-	}
-	stmts := []string{create}
+	stmts := []string{fmt.Sprintf("CREATE TABLE %s AS %s", work, stage)}
 	if len(p.Staged) > 0 {
 		clauses := make([]string, len(p.Staged))
 		for i, id := range p.Staged {
@@ -220,7 +213,7 @@ func idList(d Dialect, ids []string) string {
 // first change; its error stops the swap.
 func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error, rules swapRules) (err error) {
 	changing := once(pending)
-	p := SwapPlan{Target: n.resolve(st.Target), Stage: st.Relation, Window: st.Window, WorkEngine: stateOf(st).workEngine}
+	p := SwapPlan{Target: n.resolve(st.Target), Stage: st.Relation, Window: st.Window}
 	target, err := n.table(ctx, tag, p.Target)
 	if err != nil {
 		return err

@@ -119,16 +119,18 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 		}
 	}
 
-	// Route the stage's rows to their shards.
+	// Route the stage's rows to their shards: a plain table like the
+	// stage on every node, and a Distributed table over it into which the
+	// stage is inserted synchronously. With internal_replication (which
+	// replicated local tables need), one INSERT sends each shard's rows to
+	// one of its replicas, chosen by the server's load_balancing (the
+	// coordinator's own when it is one); the counts say which. (A table
+	// replicated within each shard instead, created and dropped per stage,
+	// cost each node some 150 ms of ZooKeeper round trips for each.)
 	part := a.tableName(target, kindShard, tag.RunID)
 	route := a.tableName(target, kindRoute, tag.RunID)
-	engine, err := replicated(a.d, unreplicated(stage.EngineClause), zkPath(true, part, ""))
-	if err != nil {
-		return err
-	}
+	engine := unreplicated(stage.EngineClause)
 	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
-	// On every node at once: creating (and dropping) a replicated table
-	// costs each node some 10 to 30 ms of ZooKeeper round trips.
 	shards := make([][]*node, len(r.c.shards)) // the nodes that have part
 	defer func() {
 		bg := context.WithoutCancel(ctx)
@@ -175,23 +177,8 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 		return err
 	}
 	want, got := adapters.Int(res.Rows[0][0]), int64(0)
-	first := make([]*node, len(shards)) // the replica of each shard that swaps
-	for i, nodes := range shards {
-		first[i] = nodes[0]
-	}
-	rows := make([]int64, len(shards))
-	errs = onEach(first, func(i int, n *node) error {
-		if err := n.syncReplica(ctx, tag, part); err != nil {
-			return fmt.Errorf("on %s: %w", n.addr, err)
-		}
-		res, err := n.query(ctx, tag, "SELECT count() FROM "+part.Quote(a.d))
-		if err != nil {
-			return fmt.Errorf("on %s: %w", n.addr, err)
-		}
-		rows[i] = adapters.Int(res.Rows[0][0])
-		return nil
-	})
-	if err := errors.Join(errs...); err != nil {
+	first, rows, err := r.holders(ctx, tag, shards, part)
+	if err != nil {
 		return err
 	}
 	counts := make([]string, len(shards))
@@ -210,7 +197,7 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	}
 	for i, n := range first {
 		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
-			State: &stageState{key: linfo.PartitionKey, workEngine: unreplicated(engine)}}
+			State: &stageState{key: linfo.PartitionKey}}
 		if err := n.swap(ctx, tag, sub, nil, nil, replica{n.addr}); err != nil {
 			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
 				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
@@ -222,6 +209,49 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 		}
 	}
 	return nil
+}
+
+// holders finds, for each shard, the replica among shards[i] that holds
+// its rows of part (routed there through a Distributed table), and how
+// many it holds; a shard that received no rows swaps on its first replica
+// that answers (its partitions in the window are dropped). Rows of one
+// shard on two replicas fail it: the cluster's internal_replication is
+// false, or a replica failed during the routing.
+func (r shardedCluster) holders(ctx context.Context, tag adapters.Tag, shards [][]*node, part models.Relation) ([]*node, []int64, error) {
+	var all []*node
+	for _, nodes := range shards {
+		all = append(all, nodes...)
+	}
+	counts := make([]int64, len(all))
+	errs := onEach(all, func(i int, n *node) error {
+		res, err := n.query(ctx, tag, "SELECT count() FROM "+part.Quote(r.a.d))
+		if err != nil {
+			return fmt.Errorf("on %s: %w", n.addr, err)
+		}
+		counts[i] = adapters.Int(res.Rows[0][0])
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	first, rows := make([]*node, len(shards)), make([]int64, len(shards))
+	k := 0
+	for i, nodes := range shards {
+		first[i] = nodes[0]
+		var with []string
+		for _, n := range nodes {
+			if c := counts[k]; c > 0 {
+				first[i], rows[i] = n, c
+				with = append(with, fmt.Sprintf("%s: %d", n.addr, c))
+			}
+			k++
+		}
+		if len(with) > 1 {
+			return nil, nil, fmt.Errorf("the rows routed to shard %d reached more than one of its replicas (%s): refill's sharded layout needs internal_replication set in the cluster's configuration, or a replica failed during the routing; nothing was swapped",
+				i+1, strings.Join(with, ", "))
+		}
+	}
+	return first, rows, nil
 }
 
 // alterSharded applies change to the local table on one replica of each

@@ -23,10 +23,6 @@ type stageState struct {
 	// partitions the verification read. Not whether they hold rows outside
 	// the window: other swaps add those, unless the layout is aligned.
 	parts *stageParts
-	// workEngine, when set, is the engine clause of the stage's swap
-	// tables: a shard's part of a stage is replicated, and a table
-	// created AS it would claim its ZooKeeper path.
-	workEngine string
 }
 
 type stageParts struct {
