@@ -464,11 +464,7 @@ func (pl *planner) rebuiltSince(m *models.Model) bool {
 }
 
 func (pl *planner) add(st Step) {
-	m := st.Model
-	pl.steps[m] = append(pl.steps[m], st)
-	if pl.planned[m] == nil {
-		pl.planned[m] = map[string]*Step{}
-	}
+	pl.steps[st.Model] = append(pl.steps[st.Model], st)
 }
 
 // index sorts m's steps after they changed and, for a model not
@@ -755,7 +751,6 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 				"reads its own earlier partitions, which are not built (run from the first one)", Blocker{m.Name, prev.Key, ReasonMissing}}, nil
 		}
 	}
-	rangeEnd := pl.rangeEnd
 	for _, up := range m.Upstream {
 		last, complete := pl.lastComplete(up)
 		limit := last
@@ -802,7 +797,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			// day, a local day ending after it) and q lies there: what the
 			// range does not build, q is not yet, as a partition not
 			// complete yet.
-			pastRange := m.Kind() == models.TimePartitioned && !rangeEnd.IsZero() && !q.Start.Before(rangeEnd) && p.End.After(rangeEnd)
+			pastRange := m.Kind() == models.TimePartitioned && !pl.rangeEnd.IsZero() && !q.Start.Before(pl.rangeEnd) && p.End.After(pl.rangeEnd)
 			by := Blocker{up.Name, q.Key, ""}
 			if st := pl.plannedStep(up, q); st != nil && pl.selected[up] {
 				if st.Reason == ReasonBlocked {
@@ -824,7 +819,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 			case rec != nil && !rec.State.Published() && pastRange:
 				// Not built (failed, or its publication unfinished), and
 				// the range does not rebuild it: as if never built (below).
-				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
+				return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
 			case rec != nil && rec.State == adapters.RecordFailed:
 				by.State = ReasonFailed
 				return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
@@ -839,7 +834,7 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 				}
 				return nil, &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
 			case pastRange:
-				return nil, &waitNote{up: up, upKey: q.Key, past: rangeEnd}
+				return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
 			default:
 				how, hows := "select +"+m.Name+" to build it", "select +"+m.Name+" to build them"
 				if pl.selected[up] {
