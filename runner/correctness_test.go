@@ -23,15 +23,15 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily", "rolling", "ny_daily", "by_region", "share"}, nil)
 	pl := e.plan(plan.Selection{Select: []string{"+rolling"}, From: "2024-01-20", To: "2024-01-20", Now: apr2024})
-	got := keySet(pl.Steps)
+	got := keySet(pl.Steps())
 	var want []string
 	for d := 14; d <= 20; d++ {
 		want = append(want, fmt.Sprintf("daily 2024-01-%02d", d))
 	}
 	want = append(want, hours(mustTime("2024-01-14T00:00:00Z"), mustTime("2024-01-21T00:00:00Z"))...)
 	want = append(want, "rolling 2024-01-20")
-	if len(got) != len(want) || len(pl.Blocked) != 0 {
-		t.Errorf("+rolling for one day plans %d steps and blocks %d, want %d (seven days of daily and their hours)", len(got), len(pl.Blocked), len(want))
+	if len(got) != len(want) || len(pl.Blocked()) != 0 {
+		t.Errorf("+rolling for one day plans %d steps and blocks %d, want %d (seven days of daily and their hours)", len(got), len(pl.Blocked()), len(want))
 	}
 	for _, k := range want {
 		if !got[k] {
@@ -53,7 +53,7 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 	pl = e.plan(plan.Selection{Select: []string{"+ny_daily"}, From: "2024-03-10", To: "2024-03-10", Now: apr2024})
 	wantHours := hours(mustTime("2024-03-10T05:00:00Z"), mustTime("2024-03-11T04:00:00Z")) // the 23-hour day of the change
 	var gotHours []string
-	for _, k := range stepKeys(pl.Steps) {
+	for _, k := range stepKeys(pl.Steps()) {
 		if strings.HasPrefix(k, "hourly ") {
 			gotHours = append(gotHours, k)
 		}
@@ -64,14 +64,14 @@ func TestUpstreamSelectionFollowsSpans(t *testing.T) {
 
 	// A daily model reading a list model reads every one of its values.
 	pl = e.plan(plan.Selection{Select: []string{"+share"}, From: "2024-01-05", To: "2024-01-05", Now: apr2024})
-	got = keySet(pl.Steps)
+	got = keySet(pl.Steps())
 	for _, k := range []string{"by_region eu", "by_region us", "daily 2024-01-05", "share 2024-01-05", "hourly 2024-01-05T23"} {
 		if !got[k] {
-			t.Errorf("+share for 2024-01-05 does not plan %s: %v", k, stepKeys(pl.Steps))
+			t.Errorf("+share for 2024-01-05 does not plan %s: %v", k, stepKeys(pl.Steps()))
 		}
 	}
 	if got["daily 2024-01-04"] || got["hourly 2024-01-06T00"] {
-		t.Errorf("+share for 2024-01-05 plans partitions it does not read: %v", stepKeys(pl.Steps))
+		t.Errorf("+share for 2024-01-05 plans partitions it does not read: %v", stepKeys(pl.Steps()))
 	}
 }
 
@@ -82,10 +82,10 @@ func TestMissingUpstreamBlocks(t *testing.T) {
 	e := eventsEnv(t, []string{"hourly", "daily", "total"}, nil)
 	sel := plan.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-02-29", Now: apr2024}
 	pl := e.plan(sel)
-	if len(pl.Steps) != 0 || len(pl.Blocked) != 60 {
-		t.Fatalf("daily alone over unbuilt hours: %d steps, %d blocked; want 0 and 60", len(pl.Steps), len(pl.Blocked))
+	if len(pl.Steps()) != 0 || len(pl.Blocked()) != 60 {
+		t.Fatalf("daily alone over unbuilt hours: %d steps, %d blocked; want 0 and 60", len(pl.Steps()), len(pl.Blocked()))
 	}
-	if b := pl.Blocked[0]; b.Reason != plan.ReasonBlocked || !strings.Contains(b.Detail, "hourly 2024-01-01T00, which was never built") {
+	if b := pl.Blocked()[0]; b.Reason != plan.ReasonBlocked || !strings.Contains(b.Detail, "hourly 2024-01-01T00, which was never built") {
 		t.Errorf("blocked step %+v does not name the missing upstream partition", b)
 	}
 	s := e.run(sel, runner.RunOptions{})
@@ -104,20 +104,20 @@ func TestMissingUpstreamBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl = e.plan(plan.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024})
-	if fmt.Sprint(stepKeys(pl.Steps)) != "[daily 2024-01-01 daily 2024-01-03]" || len(pl.Blocked) != 1 ||
-		!strings.Contains(pl.Blocked[0].Detail, "hourly 2024-01-02T05, which failed: boom") {
-		t.Errorf("steps %v, blocked %+v; want the 1st and 3rd, and the 2nd blocked on the failed hour", stepKeys(pl.Steps), pl.Blocked)
+	if fmt.Sprint(stepKeys(pl.Steps())) != "[daily 2024-01-01 daily 2024-01-03]" || len(pl.Blocked()) != 1 ||
+		!strings.Contains(pl.Blocked()[0].Detail, "hourly 2024-01-02T05, which failed: boom") {
+		t.Errorf("steps %v, blocked %+v; want the 1st and 3rd, and the 2nd blocked on the failed hour", stepKeys(pl.Steps()), pl.Blocked())
 	}
 	// The whole-table model reads every day: blocked while any is missing.
 	pl = e.plan(plan.Selection{Select: []string{"daily", "total"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024})
-	if k := stepKeys(pl.Blocked); !slices.Contains(k, "total all") {
+	if k := stepKeys(pl.Blocked()); !slices.Contains(k, "total all") {
 		t.Errorf("total is not blocked while days are missing: %v", k)
 	}
 	// Opting in runs the blocked partition, on what is there.
 	allow := plan.Selection{Select: []string{"daily"}, From: "2024-01-01", To: "2024-01-03", Now: apr2024, AllowMissingUpstream: true}
 	pl = e.plan(allow)
-	if len(pl.Steps) != 3 || len(pl.Blocked) != 0 || !strings.Contains(pl.Steps[1].Detail, "--allow-missing-upstream") {
-		t.Errorf("--allow-missing-upstream: steps %+v, blocked %d", pl.Steps, len(pl.Blocked))
+	if len(pl.Steps()) != 3 || len(pl.Blocked()) != 0 || !strings.Contains(pl.Steps()[1].Detail, "--allow-missing-upstream") {
+		t.Errorf("--allow-missing-upstream: steps %+v, blocked %d", pl.Steps(), len(pl.Blocked()))
 	}
 }
 
@@ -149,7 +149,7 @@ func TestLocalDateWindows(t *testing.T) {
 	// hold: 02:00Z on the 10th is 21:00 on the 9th in New York.
 	e.run(plan.Selection{Select: []string{"hourly"}, Partitions: []string{"2024-03-10T02"}, Mode: plan.ModeAll, Now: apr2024}, runner.RunOptions{})
 	pl := e.plan(plan.Selection{Select: []string{"ny_local"}, From: "2024-03-09", To: "2024-03-11", Now: apr2024})
-	if got := stepKeys(pl.Steps); !slices.Contains(got, "ny_local 2024-03-09") {
+	if got := stepKeys(pl.Steps()); !slices.Contains(got, "ny_local 2024-03-09") {
 		t.Errorf("after republishing hour 2024-03-10T02, ny_local plans %v; want 2024-03-09", got)
 	}
 	// A timestamp in a local-date column would be compared as UTC days:
@@ -174,14 +174,14 @@ func TestDriftIsPlanned(t *testing.T) {
 	e := eventsEnv(t, []string{"hourly", "daily"}, nil)
 	sel := plan.Selection{From: "2024-01-01", To: "2024-01-10", Now: apr2024}
 	e.run(sel, runner.RunOptions{})
-	if p := e.plan(sel); len(p.Steps) != 0 {
-		t.Fatalf("plan after a run: %v", stepKeys(p.Steps))
+	if p := e.plan(sel); len(p.Steps()) != 0 {
+		t.Fatalf("plan after a run: %v", stepKeys(p.Steps()))
 	}
 	e.query(`DELETE FROM daily WHERE d = DATE '2024-01-04'`)
 	pl := e.plan(sel)
-	if fmt.Sprint(stepKeys(pl.Steps)) != "[daily 2024-01-04]" || pl.Steps[0].Reason != plan.ReasonDrift ||
-		!strings.Contains(pl.Steps[0].Detail, "holds 0 rows in this partition; the ledger recorded 1") {
-		t.Errorf("after deleting a day's rows: %+v", pl.Steps)
+	if fmt.Sprint(stepKeys(pl.Steps())) != "[daily 2024-01-04]" || pl.Steps()[0].Reason != plan.ReasonDrift ||
+		!strings.Contains(pl.Steps()[0].Detail, "holds 0 rows in this partition; the ledger recorded 1") {
+		t.Errorf("after deleting a day's rows: %+v", pl.Steps())
 	}
 	st, err := plan.NewStatusFacts(e.project, e.runner.Scope, *e.facts(sel), sel)
 	if err != nil {
@@ -192,12 +192,12 @@ func TestDriftIsPlanned(t *testing.T) {
 	}
 	e.query(`DROP TABLE daily`)
 	pl = e.plan(sel)
-	if len(pl.Steps) != 10 || pl.Steps[0].Reason != plan.ReasonDrift || !strings.Contains(pl.Steps[0].Detail, "main.daily does not exist") {
-		t.Errorf("after dropping the table: %+v", pl.Steps)
+	if len(pl.Steps()) != 10 || pl.Steps()[0].Reason != plan.ReasonDrift || !strings.Contains(pl.Steps()[0].Detail, "main.daily does not exist") {
+		t.Errorf("after dropping the table: %+v", pl.Steps())
 	}
 	e.run(sel, runner.RunOptions{})
-	if p := e.plan(sel); len(p.Steps) != 0 {
-		t.Errorf("the rebuild left work: %v", stepKeys(p.Steps))
+	if p := e.plan(sel); len(p.Steps()) != 0 {
+		t.Errorf("the rebuild left work: %v", stepKeys(p.Steps()))
 	}
 }
 
@@ -237,7 +237,7 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 	for _, now := range []string{"2024-01-02T18:30:00Z", "2024-01-03T00:30:00Z"} {
 		pl := e.plan(plan.Selection{From: "2024-01-01", To: "2024-01-02", Now: at(now)})
 		var today []plan.Step
-		for _, st := range pl.Steps {
+		for _, st := range pl.Steps() {
 			if st.Model.Name == "today" {
 				today = append(today, st)
 			}
@@ -269,12 +269,12 @@ lookback: 3
 SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ start }} AND h < {{ end }} GROUP BY 1`})
 	e.run(plan.Selection{Now: apr2024}, runner.RunOptions{})
 	for _, mode := range []plan.Mode{plan.ModeFailed, plan.ModeMissing} {
-		if p := e.plan(plan.Selection{Mode: mode, Now: apr2024}); len(p.Steps) != 0 {
-			t.Errorf("--mode %s plans %v", mode, stepKeys(p.Steps))
+		if p := e.plan(plan.Selection{Mode: mode, Now: apr2024}); len(p.Steps()) != 0 {
+			t.Errorf("--mode %s plans %v", mode, stepKeys(p.Steps()))
 		}
 	}
-	if p := e.plan(plan.Selection{Now: apr2024}); len(p.Steps) != 3 || p.Steps[0].Reason != plan.ReasonLookback {
-		t.Errorf("the scheduled form plans %+v, want the three lookback days", p.Steps)
+	if p := e.plan(plan.Selection{Now: apr2024}); len(p.Steps()) != 3 || p.Steps()[0].Reason != plan.ReasonLookback {
+		t.Errorf("the scheduled form plans %+v, want the three lookback days", p.Steps())
 	}
 	// A run that finished its lookback days and was then resumed does not
 	// redo them.
@@ -283,8 +283,8 @@ SELECT CAST(h AS DATE) AS d, sum(n) AS n FROM {{ ref("hourly") }} WHERE h >= {{ 
 		t.Fatalf("lookback run: %+v", first)
 	}
 	resumed := plan.Selection{Select: []string{"late"}, Now: apr2024, Since: first.Started, ResumeOf: first.RunID}
-	if p := e.plan(resumed); len(p.Steps) != 0 {
-		t.Errorf("the resumed run redoes %v", stepKeys(p.Steps))
+	if p := e.plan(resumed); len(p.Steps()) != 0 {
+		t.Errorf("the resumed run redoes %v", stepKeys(p.Steps()))
 	}
 }
 
@@ -307,8 +307,8 @@ WHERE ts >= {{ start }} AND ts < {{ end }} GROUP BY 1`,
 	stop := make(chan struct{})
 	sel := plan.Selection{Select: []string{"dim+"}, From: "2024-01-01", To: "2024-01-02", Mode: plan.ModeAll, Now: apr2024}
 	pl := e.plan(sel)
-	if len(pl.Steps) != 32 {
-		t.Fatalf("dim+ plans %d steps, want dim and 31 days", len(pl.Steps))
+	if len(pl.Steps()) != 32 {
+		t.Fatalf("dim+ plans %d steps, want dim and 31 days", len(pl.Steps()))
 	}
 	done := 0
 	s, err := e.runner.Run(context.Background(), pl, runner.RunOptions{Concurrency: 1, Stop: stop, RunID: "20240401T000000Z-bbbbbb",
@@ -325,12 +325,12 @@ WHERE ts >= {{ start }} AND ts < {{ end }} GROUP BY 1`,
 	resumed := sel
 	resumed.Since, resumed.ResumeOf = s.Started, s.RunID
 	pl = e.plan(resumed)
-	if n := len(pl.Steps); n != 32-s.Succeeded {
-		t.Errorf("the resumed plan has %d steps, want %d: %v", n, 32-s.Succeeded, stepKeys(pl.Steps))
+	if n := len(pl.Steps()); n != 32-s.Succeeded {
+		t.Errorf("the resumed plan has %d steps, want %d: %v", n, 32-s.Succeeded, stepKeys(pl.Steps()))
 	}
 	e.runner.Run(context.Background(), pl, runner.RunOptions{})
-	if p := e.plan(plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: apr2024}); len(p.Steps) != 0 {
-		t.Errorf("after the resume, %v are left stale", stepKeys(p.Steps))
+	if p := e.plan(plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: apr2024}); len(p.Steps()) != 0 {
+		t.Errorf("after the resume, %v are left stale", stepKeys(p.Steps()))
 	}
 }
 
@@ -443,14 +443,14 @@ func TestPendingIsRedone(t *testing.T) {
 	}
 	pl := e.plan(sel)
 	reasons := map[string]plan.Reason{}
-	for _, s := range pl.Steps {
+	for _, s := range pl.Steps() {
 		reasons[s.Model.Name+" "+s.Partition.Key] = s.Reason
 	}
 	if reasons["hourly 2024-01-02T03"] != plan.ReasonPending || reasons["daily 2024-01-02"] != plan.ReasonUpstream || len(reasons) != 2 {
 		t.Errorf("with a pending hour: %v", reasons)
 	}
 	// Alone, the daily model is blocked on it.
-	if p := e.plan(plan.Selection{Select: []string{"daily"}, From: "2024-01-02", To: "2024-01-02", Now: apr2024, Mode: plan.ModeAll}); len(p.Blocked) != 1 {
-		t.Errorf("daily alone over a pending hour: %+v", p.Steps)
+	if p := e.plan(plan.Selection{Select: []string{"daily"}, From: "2024-01-02", To: "2024-01-02", Now: apr2024, Mode: plan.ModeAll}); len(p.Blocked()) != 1 {
+		t.Errorf("daily alone over a pending hour: %+v", p.Steps())
 	}
 }

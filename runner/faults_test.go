@@ -119,13 +119,13 @@ func TestFaultInjectionCompletesExactlyOnce(t *testing.T) {
 	if got := e.count(`SELECT count(*) FROM marts.daily_revenue`); got != 60 {
 		t.Errorf("daily_revenue has %d rows, want 60", got)
 	}
-	if got := e.count(`SELECT count(*) FROM refill.partitions WHERE state = 'done'`); got != int64(len(pl.Steps)) {
-		t.Errorf("ledger has %d done partitions, want %d", got, len(pl.Steps))
+	if got := e.count(`SELECT count(*) FROM refill.partitions WHERE state = 'done'`); got != int64(len(pl.Steps())) {
+		t.Errorf("ledger has %d done partitions, want %d", got, len(pl.Steps()))
 	}
 	if got := e.count(`SELECT max(attempts) FROM refill.partitions`); got < 2 {
 		t.Errorf("the ledger does not keep attempt counts: max %d", got)
 	}
-	t.Logf("%d partitions, %d injected faults, %d partitions retried", len(pl.Steps), f.faults.Load(), retried)
+	t.Logf("%d partitions, %d injected faults, %d partitions retried", len(pl.Steps()), f.faults.Load(), retried)
 }
 
 func TestBatchIssuesOneQuery(t *testing.T) {

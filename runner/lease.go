@@ -140,7 +140,7 @@ func (r *Runner) settle(ctx context.Context, p *plan.Plan, runID string, ttl, wa
 	if err != nil {
 		return nil, fmt.Errorf("planning again: %w", err)
 	}
-	if len(fresh.Steps) > 0 || len(fresh.Blocked) > 0 {
+	if fresh.Len() > 0 || fresh.LenBlocked() > 0 {
 		observe(replanned(len(busy) > 0, p, fresh))
 	}
 	return fresh, nil
@@ -154,7 +154,7 @@ func replanned(waited bool, was, now *plan.Plan) Event {
 		why = "from the ledger as the other run left it"
 	}
 	return Event{Kind: EventWaiting, Message: fmt.Sprintf("planned again, %s: %d partitions to run, %d blocked (the plan shown had %d and %d)",
-		why, len(now.Steps), len(now.Blocked), len(was.Steps), len(was.Blocked))}
+		why, now.Len(), now.LenBlocked(), was.Len(), was.LenBlocked())}
 }
 
 // heartbeat renews runID's leases until ctx is done. A renewal that fails

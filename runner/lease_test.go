@@ -55,8 +55,8 @@ func TestARunPlansAgainWhenARunItDidNotWaitForStopped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := map[string]int{"2024-01-03": 0, "2024-01-04": 1}[tc.to]; len(pl.Steps) != want {
-				t.Fatalf("while the dead run looks alive the plan has %d steps, want %d", len(pl.Steps), want)
+			if want := map[string]int{"2024-01-03": 0, "2024-01-04": 1}[tc.to]; len(pl.Steps()) != want {
+				t.Fatalf("while the dead run looks alive the plan has %d steps, want %d", len(pl.Steps()), want)
 			}
 			// Its lease expires before the run takes its own.
 			if err := e.db.ReleaseLeases(ctx, dead); err != nil {
@@ -89,8 +89,8 @@ func TestARunPlansAgainWhenARunItDidNotWaitForStopped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(after.Steps) != 0 {
-				t.Errorf("after the run the plan still has %d steps: %v", len(after.Steps), after.Steps)
+			if len(after.Steps()) != 0 {
+				t.Errorf("after the run the plan still has %d steps: %v", len(after.Steps()), after.Steps())
 			}
 		})
 	}

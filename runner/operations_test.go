@@ -28,10 +28,10 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	// A full refresh rebuilds the whole table: every partition of the
 	// model, to the same rows, and nothing is left to do.
 	full := e.plan(plan.Selection{Select: []string{"marts.daily_revenue"}, FullRefresh: true, Now: jan2024})
-	if len(full.Steps) == 0 {
+	if len(full.Steps()) == 0 {
 		t.Fatal("a full refresh plans nothing")
 	}
-	for _, st := range full.Steps {
+	for _, st := range full.Steps() {
 		if st.Model.Name == "marts.daily_revenue" && st.Reason != plan.ReasonRebuild {
 			t.Errorf("a full refresh plans %s %s as %s", st.Model.Name, st.Partition.Key, st.Reason)
 		}
@@ -44,10 +44,10 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	}
 	// What reads it is redone (it was republished), or refreshed as a
 	// scheduled run would; the model itself is done.
-	if p := e.plan(plan.Selection{Select: []string{"marts.daily_revenue"}, Now: jan2024}); len(p.Steps) != 0 {
-		t.Errorf("after the full refresh, %d steps of it are left", len(p.Steps))
+	if p := e.plan(plan.Selection{Select: []string{"marts.daily_revenue"}, Now: jan2024}); len(p.Steps()) != 0 {
+		t.Errorf("after the full refresh, %d steps of it are left", len(p.Steps()))
 	}
-	for _, st := range e.plan(all).Steps {
+	for _, st := range e.plan(all).Steps() {
 		if st.Reason != plan.ReasonUpstream && st.Reason != plan.ReasonRefresh || st.Model.Name == "marts.daily_revenue" {
 			t.Errorf("after the full refresh, %s %s runs as %s", st.Model.Name, st.Partition.Key, st.Reason)
 			break
@@ -58,8 +58,8 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	edit(t, e, "models/marts/daily_revenue.sql", "status = 'returned'", "status IN ('returned')")
 	sel := plan.Selection{Select: []string{"marts.daily_revenue"}, From: "2024-01", To: "2024-01", Now: jan2024}
 	stale := e.plan(sel)
-	if len(stale.Steps) != 31 || stale.Steps[0].Reason != plan.ReasonStale {
-		t.Fatalf("after a logic change: %d steps, the first %s", len(stale.Steps), stale.Steps[0].Reason)
+	if len(stale.Steps()) != 31 || stale.Steps()[0].Reason != plan.ReasonStale {
+		t.Fatalf("after a logic change: %d steps, the first %s", len(stale.Steps()), stale.Steps()[0].Reason)
 	}
 	changes, err := e.runner.Explain(ctx, stale)
 	if err != nil || len(changes) != 1 || changes[0].Partitions != 31 ||
@@ -74,8 +74,8 @@ func TestOperationsWithoutTheCLI(t *testing.T) {
 	if err != nil || len(accepted) != 1 || accepted[0].Partitions != 31 {
 		t.Fatalf("accept: %+v, %v", accepted, err)
 	}
-	if p := e.plan(sel); len(p.Steps) != 0 {
-		t.Errorf("after accept, %d steps are left", len(p.Steps))
+	if p := e.plan(sel); len(p.Steps()) != 0 {
+		t.Errorf("after accept, %d steps are left", len(p.Steps()))
 	}
 	st, err = plan.NewStatusFacts(e.project, e.runner.Scope, mustFacts(t, e, sel), sel)
 	if err != nil || st[0].Counts[plan.StateDone] != 31 {

@@ -30,7 +30,7 @@ func TestRefreshRules(t *testing.T) {
 		t.Helper()
 		sel.Now = now
 		var out []string
-		for _, st := range e.plan(sel).Steps {
+		for _, st := range e.plan(sel).Steps() {
 			if st.Reason != plan.ReasonRefresh {
 				t.Errorf("%s %s planned for %s: %s", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
 			}

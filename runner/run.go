@@ -123,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
 	e.summary = &Summary{RunID: opts.RunID, Started: r.Now(), Plan: p}
 	settled := false // planned again since the plan given
-	if len(p.Steps) == 0 {
+	if p.Len() == 0 {
 		fresh, err := r.settle(ctx, p, opts.RunID, opts.LeaseTTL, opts.Wait, opts.Observe)
 		if err != nil {
 			return nil, err
@@ -134,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 		settled = fresh != p
 		p, e.plan, e.summary.Plan = fresh, fresh, fresh
 	}
-	if len(p.Steps) == 0 {
+	if p.Len() == 0 {
 		// Nothing to build, but a run that went on with a node down may
 		// have left staging tables there, and no later run would drop
 		// them. Dropping the stages of dead runs needs no lease (and
@@ -303,7 +303,7 @@ func (e *execution) tables() []string {
 func (e *execution) targets() []models.Relation {
 	var out []models.Relation
 	seen := map[*models.Model]bool{}
-	for _, s := range e.plan.Steps {
+	for _, s := range e.plan.Runs() {
 		if !seen[s.Model] {
 			seen[s.Model] = true
 			out = append(out, e.r.Scope.Relation(s.Model))
@@ -625,7 +625,7 @@ func (e *execution) finish() *Summary {
 			s.Skipped++
 		}
 	}
-	for _, st := range e.plan.Blocked {
+	for _, st := range e.plan.Blocked() {
 		s.Partitions = append(s.Partitions, PartitionResult{Model: st.Model.Name, Partition: st.Partition.Key,
 			Status: Blocked, Err: errors.New(st.Detail)})
 		s.Blocked++

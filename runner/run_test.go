@@ -25,8 +25,8 @@ func TestRunTwiceWritesOnce(t *testing.T) {
 	if got := e.count(`SELECT count(*) FROM marts.daily_revenue`); got != 31 {
 		t.Errorf("daily_revenue has %d rows, want 31", got)
 	}
-	if p := e.plan(sel); len(p.Steps) != 0 {
-		t.Errorf("second plan has %d steps, want none; first: %+v", len(p.Steps), p.Steps[0])
+	if p := e.plan(sel); len(p.Steps()) != 0 {
+		t.Errorf("second plan has %d steps, want none; first: %+v", len(p.Steps()), p.Steps()[0])
 	}
 	s = e.run(plan.Selection{From: "2024-01-01", To: "2024-01-31", Mode: plan.ModeAll}, runner.RunOptions{})
 	if s.Failed != 0 {

@@ -33,10 +33,11 @@ type unit struct {
 // schedule builds the partition-level DAG of a plan and groups it into
 // units of at most batch(m) consecutive partitions.
 func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units []*unit) {
-	nodes = make([]*node, len(p.Steps))
+	steps := p.Steps()
+	nodes = make([]*node, len(steps))
 	byModel := map[*models.Model][]*node{}
-	for i := range p.Steps {
-		n := &node{step: &p.Steps[i], index: i}
+	for i := range steps {
+		n := &node{step: &steps[i], index: i}
 		n.result = PartitionResult{Model: n.step.Model.Name, Partition: n.step.Partition.Key}
 		nodes[i] = n
 		byModel[n.step.Model] = append(byModel[n.step.Model], n)

@@ -64,7 +64,7 @@ func TestPlanFromSummaries(t *testing.T) {
 			}
 			c.read = 0
 			full := bothWays(t, e, r, sel, step)
-			if i%len(sels) == 0 && step != "built" && len(full.Steps)+len(full.Blocked) == 0 {
+			if i%len(sels) == 0 && step != "built" && len(full.Steps())+len(full.Blocked()) == 0 {
 				t.Errorf("%s: nothing to do", step)
 			}
 			// (A scheduled run with a lookback reruns recent orders, so
@@ -80,8 +80,8 @@ func TestPlanFromSummaries(t *testing.T) {
 	// Nothing to do but refreshing marts.customer_lifetime, which reads a
 	// source: that reads no record of staging.orders either, whose
 	// summaries prove it built.
-	if pl, err := r.Plan(ctx, plan.Selection{Now: jan2024}); err != nil || len(pl.Steps) != 1 || pl.Steps[0].Reason != plan.ReasonRefresh {
-		t.Fatalf("built: %v, steps %v", err, stepKeys(pl.Steps))
+	if pl, err := r.Plan(ctx, plan.Selection{Now: jan2024}); err != nil || len(pl.Steps()) != 1 || pl.Steps()[0].Reason != plan.ReasonRefresh {
+		t.Fatalf("built: %v, steps %v", err, stepKeys(pl.Steps()))
 	}
 	// Only the list and whole-table models' records are read.
 	if want := int(e.count("SELECT count(*) FROM refill.partitions WHERE window_start IS NULL")); c.read != want {
@@ -153,7 +153,7 @@ func ptr[T any](v T) *T { return &v }
 
 func planLines(p *plan.Plan) string {
 	var b strings.Builder
-	for _, st := range append(append([]plan.Step{}, p.Steps...), p.Blocked...) {
+	for _, st := range append(append([]plan.Step{}, p.Steps()...), p.Blocked()...) {
 		fmt.Fprintf(&b, "%s %s %s: %s\n", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
 	}
 	for _, n := range p.Notes {

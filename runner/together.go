@@ -25,7 +25,7 @@ func (e *execution) together(ctx context.Context) {
 		byModel[u.model] = append(byModel[u.model], u)
 	}
 	hasDownstream := map[*models.Model]bool{}
-	for _, s := range e.plan.Steps {
+	for _, s := range e.plan.Runs() {
 		for _, up := range s.Model.Upstream {
 			hasDownstream[up] = true
 		}

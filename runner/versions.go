@@ -22,7 +22,7 @@ import (
 func (r *Runner) saveVersions(ctx context.Context, p *plan.Plan) error {
 	var names []string
 	seen := map[*models.Model]bool{}
-	for _, st := range p.Steps {
+	for _, st := range p.Runs() {
 		if !seen[st.Model] {
 			seen[st.Model] = true
 			names = append(names, st.Model.Name)

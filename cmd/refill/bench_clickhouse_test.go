@@ -103,8 +103,8 @@ func BenchmarkClickHouseBackfill(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(pl.Steps) != benchDays {
-			b.Fatalf("%s: %d steps", model, len(pl.Steps))
+		if pl.Len() != benchDays {
+			b.Fatalf("%s: %d steps", model, pl.Len())
 		}
 		statements.Store(0)
 		start := time.Now()

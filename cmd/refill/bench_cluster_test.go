@@ -131,8 +131,8 @@ func BenchmarkClickHouseCluster(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(pl.Steps) != days {
-			b.Fatalf("%s: %d steps, want %d", s.name, len(pl.Steps), days)
+		if pl.Len() != days {
+			b.Fatalf("%s: %d steps, want %d", s.name, pl.Len(), days)
 		}
 		s.statements.Store(0)
 		start := time.Now()

@@ -102,8 +102,8 @@ func BenchmarkBackfill(b *testing.B) {
 				b.Fatal(err)
 			}
 			pl, err := r.Plan(ctx, plan.Selection{Select: []string{model}, From: "2024-01-01", To: "2024-12-30", Now: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)})
-			if err != nil || len(pl.Steps) != benchDays {
-				b.Fatalf("%s: %v, %d steps", model, err, len(pl.Steps))
+			if err != nil || pl.Len() != benchDays {
+				b.Fatalf("%s: %v, %d steps", model, err, pl.Len())
 			}
 			start := time.Now()
 			s, err := r.Run(ctx, pl, opts)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -222,10 +223,10 @@ func planJSON(t *session, p *plan.Plan) planOutput {
 	if out.Notes == nil {
 		out.Notes = []string{}
 	}
-	for _, s := range p.Steps {
+	for s := range p.AllSteps() {
 		out.Steps = append(out.Steps, stepJSON(s))
 	}
-	for _, s := range p.Blocked {
+	for _, s := range p.Blocked() {
 		out.Blocked = append(out.Blocked, stepJSON(s))
 	}
 	return out
@@ -290,7 +291,7 @@ func (a *app) printPlan(w io.Writer, t *session, p *plan.Plan, offline bool) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	fmt.Fprintln(w)
-	if len(p.Steps) == 0 && len(p.Blocked) == 0 {
+	if p.Len() == 0 && p.LenBlocked() == 0 {
 		if len(p.Notes) > 0 {
 			fmt.Fprintln(w, "Nothing to do: every selected partition is done and up to date, apart from those the notes above leave out.")
 		} else {
@@ -303,12 +304,12 @@ func (a *app) printPlan(w io.Writer, t *session, p *plan.Plan, offline bool) {
 		return
 	}
 	tw := newTable(w, "MODEL", "PARTITIONS", "COUNT", "REASON")
-	for _, g := range groupSteps(append(append([]plan.Step{}, p.Steps...), p.Blocked...)) {
+	for _, g := range groupRuns(append(slices.Clone(p.Runs()), p.BlockedRuns()...)) {
 		reason := string(g.reason)
 		if g.detail != "" {
 			reason += ": " + g.detail
 		}
-		tw.row(g.model, g.span(), fmt.Sprint(len(g.steps)), reason)
+		tw.row(g.model, g.span(), fmt.Sprint(g.n), reason)
 	}
 	tw.flush()
 	fmt.Fprintln(w)
@@ -319,21 +320,21 @@ func (a *app) printPlan(w io.Writer, t *session, p *plan.Plan, offline bool) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[r], r))
 		}
 	}
-	if len(p.Steps) > 0 {
-		fmt.Fprintf(w, "%s in %s (%s).\n", plan.Plural(len(p.Steps), "partition"), plan.Plural(countModels(p.Steps), "model"), strings.Join(parts, ", "))
+	if p.Len() > 0 {
+		fmt.Fprintf(w, "%s in %s (%s).\n", plan.Plural(p.Len(), "partition"), plan.Plural(countModels(p.Runs()), "model"), strings.Join(parts, ", "))
 		if n := conditionalSteps(p); n > 0 {
 			fmt.Fprintf(w, "%d of them run only if a refresh they read changes its rows; otherwise they stay as they are.\n", n)
 		}
 	} else {
 		fmt.Fprintln(w, "Nothing to run.")
 	}
-	if len(p.Blocked) > 0 {
+	if p.LenBlocked() > 0 {
 		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are missing or failed and that this run does not build;\n"+
-			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plan.Plural(len(p.Blocked), "partition"))
+			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plan.Plural(p.LenBlocked(), "partition"))
 	}
 	if a.verbose {
 		fmt.Fprintln(w)
-		for _, s := range append(append([]plan.Step{}, p.Steps...), p.Blocked...) {
+		for _, s := range append(p.Steps(), p.Blocked()...) {
 			fmt.Fprintf(w, "  %s %s  %s  %s\n", s.Model.Name, s.Partition.Key, s.Reason, s.Detail)
 		}
 	}
@@ -361,58 +362,65 @@ func describeRange(sel plan.Selection) string {
 	return fmt.Sprintf("%s through %s", sel.From, sel.To)
 }
 
-func countModels(steps []plan.Step) int {
+func countModels(runs []plan.Run) int {
 	seen := map[*models.Model]bool{}
-	for _, s := range steps {
-		seen[s.Model] = true
+	for _, r := range runs {
+		seen[r.Model] = true
 	}
 	return len(seen)
 }
 
-// stepGroup is a run of adjacent steps of one model with one reason.
+// stepGroup is a stretch of adjacent steps of one model with one reason,
+// as plan prints it.
 type stepGroup struct {
-	model  string
-	reason plan.Reason
-	detail string
-	steps  []plan.Step
+	model       string
+	reason      plan.Reason
+	detail      string
+	n           int              // steps
+	first, last models.Partition // the first and last partitions
+	keys        []string         // the keys, of partitions without a time window
 }
 
 func (g stepGroup) span() string {
-	first, last := g.steps[0].Partition, g.steps[len(g.steps)-1].Partition
-	if len(g.steps) == 1 {
-		return first.Key
+	switch {
+	case g.n == 1:
+		return g.first.Key
+	case g.first.Start.IsZero():
+		return strings.Join(g.keys, ", ")
 	}
-	if first.Start.IsZero() {
-		keys := make([]string, len(g.steps))
-		for i, s := range g.steps {
-			keys[i] = s.Partition.Key
-		}
-		return strings.Join(keys, ", ")
-	}
-	return first.Key + " .. " + last.Key
+	return g.first.Key + " .. " + g.last.Key
 }
 
-func groupSteps(steps []plan.Step) []stepGroup {
+// groupRuns groups runs of steps for plan to print: adjacent runs of one
+// model with one reason and cause make one group.
+func groupRuns(runs []plan.Run) []stepGroup {
 	var out []stepGroup
-	for _, s := range steps {
-		detail := s.Cause
+	for _, r := range runs {
+		detail := r.Cause
 		switch {
 		case detail != "":
-		case s.Reason == plan.ReasonUpstream:
+		case r.Reason == plan.ReasonUpstream:
 			detail = "an upstream partition was republished after it was built"
-		case s.Reason == plan.ReasonLookback, s.Reason == plan.ReasonForced:
-			detail = s.Detail
+		case r.Reason == plan.ReasonLookback, r.Reason == plan.ReasonForced:
+			detail = r.Detail
 		}
+		windowless := r.Partition.Start.IsZero()
 		if n := len(out); n > 0 {
 			g := &out[n-1]
-			prev := g.steps[len(g.steps)-1].Partition
-			if g.model == s.Model.Name && g.reason == s.Reason && g.detail == detail &&
-				(prev.Start.IsZero() && s.Partition.Start.IsZero() || prev.End.Equal(s.Partition.Start)) {
-				g.steps = append(g.steps, s)
+			if g.model == r.Model.Name && g.reason == r.Reason && g.detail == detail &&
+				(g.last.Start.IsZero() && windowless || g.last.End.Equal(r.Partition.Start)) {
+				g.n, g.last = g.n+r.N, r.Last
+				if windowless {
+					g.keys = append(g.keys, r.Partition.Key)
+				}
 				continue
 			}
 		}
-		out = append(out, stepGroup{model: s.Model.Name, reason: s.Reason, detail: detail, steps: []plan.Step{s}})
+		g := stepGroup{model: r.Model.Name, reason: r.Reason, detail: detail, n: r.N, first: r.Partition, last: r.Last}
+		if windowless {
+			g.keys = []string{r.Partition.Key}
+		}
+		out = append(out, g)
 	}
 	return out
 }
@@ -431,9 +439,9 @@ func hasTimeModel(ms []*models.Model) bool {
 // read changes something (plan.Step.Conditional).
 func conditionalSteps(p *plan.Plan) int {
 	n := 0
-	for _, st := range p.Steps {
-		if st.Conditional {
-			n++
+	for _, r := range p.Runs() {
+		if r.Conditional {
+			n += r.N
 		}
 	}
 	return n

@@ -183,10 +183,10 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	// With nothing to build the runner still runs: it drops the staging
 	// tables dead runs left (on a node that was down, say), and waits for
 	// a run writing the selected tables, planning again after it.
-	nothing := len(pl.Steps) == 0 && len(pl.Blocked) == 0
+	nothing := pl.Len() == 0 && pl.LenBlocked() == 0
 	if !nothing {
 		// Steps that run only if a refresh changes something are not counted.
-		n := len(pl.Steps) - conditionalSteps(pl)
+		n := pl.Len() - conditionalSteps(pl)
 		if f.maxPartitions > 0 && n > f.maxPartitions && !f.yes {
 			return exitf(exitUsage, "the plan has %d partitions, more than --max-partitions %d: narrow the selection or pass --yes", n, f.maxPartitions)
 		}
@@ -208,7 +208,7 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	pl = summary.Plan // planned again if it waited for another run
-	if nothing && len(pl.Steps) == 0 && len(pl.Blocked) == 0 {
+	if nothing && pl.Len() == 0 && pl.LenBlocked() == 0 {
 		if !text {
 			return writeJSON(a.stdout, nothingRun)
 		}
@@ -287,7 +287,7 @@ func (s *session) resumeSelection(id string) (plan.Selection, error) {
 func unbatched(pl *plan.Plan, n int) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, st := range pl.Steps {
+	for _, st := range pl.Runs() {
 		m := st.Model
 		if !seen[m.Name] && m.Kind() == models.TimePartitioned && runner.BatchSize(m, n) == 1 && n > 1 {
 			out = append(out, m.Name)
@@ -559,9 +559,10 @@ func blockedModels(pl *plan.Plan) []*blockedModel {
 	if pl == nil {
 		return nil
 	}
+	blocked := pl.Blocked()
 	index := map[string]*plan.Step{}
-	for i := range pl.Blocked {
-		st := &pl.Blocked[i]
+	for i := range blocked {
+		st := &blocked[i]
 		index[st.Model.Name+" "+st.Partition.Key] = st
 	}
 	rootOf := func(st *plan.Step) plan.Blocker {
@@ -577,8 +578,8 @@ func blockedModels(pl *plan.Plan) []*blockedModel {
 	}
 	var out []*blockedModel
 	byModel := map[string]*blockedModel{}
-	for i := range pl.Blocked {
-		st := &pl.Blocked[i]
+	for i := range blocked {
+		st := &blocked[i]
 		root := rootOf(st)
 		bm := byModel[st.Model.Name]
 		if bm == nil {

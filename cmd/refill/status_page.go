@@ -29,7 +29,7 @@ func (a *app) statusHTML(s *session, st []plan.ModelStatus, facts *plan.Facts, s
 		return in
 	}
 	in.Blocked = map[string]map[string]plan.Step{}
-	for _, b := range pl.Blocked {
+	for _, b := range pl.Blocked() {
 		if in.Blocked[b.Model.Name] == nil {
 			in.Blocked[b.Model.Name] = map[string]plan.Step{}
 		}

@@ -447,7 +447,7 @@ func unsampledWhy(m *models.Model, from, to string, now time.Time, pl *plan.Plan
 			return fmt.Sprintf("%s..%s: %s", from, to, rest)
 		}
 	}
-	for _, st := range pl.Blocked {
+	for _, st := range pl.Blocked() {
 		if st.Model == m {
 			return fmt.Sprintf("%s..%s: %s %s", from, to, st.Partition.Key, st.Detail)
 		}

@@ -90,16 +90,16 @@ GROUP BY {{ cast_date(date_trunc("month", ident("d"))) }}`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(partial.Steps) != 5 || len(partial.Blocked) != 0 || len(partial.Notes) != 1 || !strings.Contains(partial.Notes[0], "(m 2024-01-06)") {
-		t.Fatalf("plan of five days has %d steps, blocked %+v and notes %q; want the five days, and the month left out past 2024-01-06", len(partial.Steps), partial.Blocked, partial.Notes)
+	if len(partial.Steps()) != 5 || len(partial.Blocked()) != 0 || len(partial.Notes) != 1 || !strings.Contains(partial.Notes[0], "(m 2024-01-06)") {
+		t.Fatalf("plan of five days has %d steps, blocked %+v and notes %q; want the five days, and the month left out past 2024-01-06", len(partial.Steps()), partial.Blocked(), partial.Notes)
 	}
 	sel := plan.Selection{From: "2024-01-01", To: "2024-01-31", Now: adaptertest.Day("2024-02-01")}
 	pl, err := r.Plan(h.Ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Steps) != 32 || len(pl.Blocked) != 0 {
-		t.Fatalf("plan has %d steps and %d blocked, want 31 days and a month", len(pl.Steps), len(pl.Blocked))
+	if len(pl.Steps()) != 32 || len(pl.Blocked()) != 0 {
+		t.Fatalf("plan has %d steps and %d blocked, want 31 days and a month", len(pl.Steps()), len(pl.Blocked()))
 	}
 	s, err := r.Run(h.Ctx, pl, runner.RunOptions{Batch: 2})
 	if err != nil || s.Failed != 0 || s.Succeeded != 32 {
@@ -119,7 +119,7 @@ GROUP BY {{ cast_date(date_trunc("month", ident("d"))) }}`,
 		t.Errorf("ledger rows per partition = %v", rows)
 	}
 	again, _ := r.Plan(h.Ctx, sel)
-	if len(again.Steps) != 0 {
-		t.Errorf("a rerun plans %d steps, want none", len(again.Steps))
+	if len(again.Steps()) != 0 {
+		t.Errorf("a rerun plans %d steps, want none", len(again.Steps()))
 	}
 }

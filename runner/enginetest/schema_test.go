@@ -198,8 +198,8 @@ func testFullRefresh(t *testing.T, h *adaptertest.Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Steps) != 4 || pl.Steps[0].Reason != plan.ReasonRebuild || !pl.Rebuild[pl.Steps[0].Model] {
-		t.Fatalf("full refresh plan: %+v", pl.Steps)
+	if len(pl.Steps()) != 4 || pl.Steps()[0].Reason != plan.ReasonRebuild || !pl.Rebuild[pl.Steps()[0].Model] {
+		t.Fatalf("full refresh plan: %+v", pl.Steps())
 	}
 	s, err := r.Run(h.Ctx, pl, runner.RunOptions{Batch: 2})
 	if err != nil || s.Succeeded != 4 {

@@ -122,8 +122,8 @@ func TestClickHouseShop(t *testing.T) {
 		}
 	}
 	check()
-	if again, err := r.Plan(ctx, sel); err != nil || len(again.Steps) != 0 {
-		t.Errorf("a rerun plans %v steps (%v), want none", len(again.Steps), err)
+	if again, err := r.Plan(ctx, sel); err != nil || len(again.Steps()) != 0 {
+		t.Errorf("a rerun plans %v steps (%v), want none", len(again.Steps()), err)
 	}
 	// Redo a few days of the middle of the month: nothing changes.
 	sel.From, sel.To, sel.Mode = "2024-01-10", "2024-01-12", plan.ModeAll

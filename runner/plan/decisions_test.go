@@ -97,7 +97,7 @@ func (pr *project) plan(records []adapters.Record, sel plan.Selection) (*plan.Pl
 		pr.t.Fatal(err)
 	}
 	out := map[string]plan.Reason{}
-	for _, s := range append(pl.Steps, pl.Blocked...) {
+	for _, s := range append(pl.Steps(), pl.Blocked()...) {
 		out[s.Model.Name+" "+s.Partition.Key] = s.Reason
 	}
 	return pl, out
@@ -209,7 +209,7 @@ func TestExplainAndAcceptALogicChange(t *testing.T) {
 	}
 	if len(changes) != 1 || changes[0].Model.Name != "src" || changes[0].From != old.Fingerprint || changes[0].Partitions != 2 ||
 		!strings.Contains(changes[0].Diff, "+SELECT d, 1 AS one") || !strings.Contains(changes[0].Diff, "-SELECT d") {
-		t.Fatalf("Explain = %+v (steps %v)", changes, pl.Steps)
+		t.Fatalf("Explain = %+v (steps %v)", changes, pl.Steps())
 	}
 
 	acc, err := r.Acceptance(context.Background(), sel)
@@ -245,8 +245,8 @@ func TestExplainAndAcceptALogicChange(t *testing.T) {
 	if pl, err = r.Plan(context.Background(), sel); err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Steps) != 1 || pl.Steps[0].Partition.Key != "2024-01-03" || pl.Steps[0].Reason != plan.ReasonFailed {
-		t.Errorf("after the acceptance the plan has %v", pl.Steps)
+	if len(pl.Steps()) != 1 || pl.Steps()[0].Partition.Key != "2024-01-03" || pl.Steps()[0].Reason != plan.ReasonFailed {
+		t.Errorf("after the acceptance the plan has %v", pl.Steps())
 	}
 	if !strings.Contains(strings.Join(pl.Notes, "\n"), "accepted") {
 		t.Errorf("the plan does not note the acceptance: %q", pl.Notes)
@@ -338,7 +338,7 @@ func TestWholeTableOverNothingIsLeftOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]bool{}
-		for _, s := range append(pl.Steps, pl.Blocked...) {
+		for _, s := range append(pl.Steps(), pl.Blocked()...) {
 			out[s.Model.Name] = true
 		}
 		return out, pl.Notes
@@ -450,7 +450,7 @@ func TestARebuildOverARangeEndsWhereItsUpstreamDoes(t *testing.T) {
 	}
 	got := map[string]plan.Reason{}
 	var horizon time.Time
-	for _, s := range append(pl.Steps, pl.Blocked...) {
+	for _, s := range append(pl.Steps(), pl.Blocked()...) {
 		got[s.Model.Name+" "+s.Partition.Key] = s.Reason
 		if s.Model.Name == "total" {
 			horizon = s.Horizon
@@ -556,7 +556,7 @@ func TestUnrecordedPublicationsEndWithTheirRun(t *testing.T) {
 		}
 		pl, reasons := pr.plan(recs, plan.Selection{})
 		details = map[string]string{}
-		for _, s := range pl.Steps {
+		for _, s := range pl.Steps() {
 			details[s.Model.Name+" "+s.Partition.Key] = s.Detail
 		}
 		return pending, reasons, details

@@ -35,9 +35,8 @@ func (r *Reader) Estimate(ctx context.Context, plan *Plan) ([]ModelEstimate, err
 	if !ok {
 		return nil, ErrNoEstimates
 	}
-	byModel := map[*models.Model][]*Step{}
-	for i := range plan.Steps {
-		s := &plan.Steps[i]
+	byModel := map[*models.Model][]Step{}
+	for s := range plan.AllSteps() {
 		byModel[s.Model] = append(byModel[s.Model], s)
 	}
 	var out []ModelEstimate

@@ -46,24 +46,20 @@ type Blocker struct {
 }
 
 // Plan is what a run would do: the selected models and, in an order that
-// respects dependencies, every partition that needs to run.
+// respects dependencies, every partition that needs to run (Steps, held as
+// runs of partitions: Runs), and those that need to but cannot (Blocked).
 type Plan struct {
 	Selection Selection
 	Models    []*models.Model // selected, in graph order
-	Steps     []Step
-	// Blocked are partitions that need to run but read upstream partitions
-	// that are missing, failed or blocked themselves, and that this plan
-	// does not build: running them would compute from data that is not
-	// there. Their Reason is ReasonBlocked and Detail names the upstream
-	// partition. Selection.AllowMissingUpstream runs them instead.
-	Blocked []Step
-	Notes   []string // what the plan left out, and why
+	Notes     []string        // what the plan left out, and why
 	// Rebuild holds the models whose whole table the run rebuilds (a full
 	// refresh: --full-refresh, or on_schema_change: rebuild): every one
 	// of their partitions is staged, and the table is replaced at once.
 	Rebuild map[*models.Model]bool
 
-	ledger *ledger // the records the plan was made from, for Run's audits
+	runs, blocked    []Run   // the steps, and the blocked steps (see Steps, Blocked)
+	nSteps, nBlocked int     // how many partitions runs and blocked hold
+	ledger           *ledger // the records the plan was made from, for Run's audits
 }
 
 // Facts are what the warehouse said when a plan was made: the ledger, the
@@ -112,6 +108,13 @@ func NewPlan(p *models.Project, scope *models.Scope, records []adapters.Record, 
 // NewPlanFacts computes the plan for sel from the project's models and the
 // facts the warehouse gave (see Runner.Plan). It does no I/O.
 func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selection) (*Plan, error) {
+	return newPlan(p, scope, facts, sel, false)
+}
+
+// newPlan is NewPlanFacts. With onePerPartition, it looks at every
+// candidate partition on its own, as if each were a run of one: the plan
+// must be the same (the tests compare them).
+func newPlan(p *models.Project, scope *models.Scope, facts Facts, sel Selection, onePerPartition bool) (*Plan, error) {
 	if err := sel.validate(); err != nil {
 		return nil, err
 	}
@@ -128,11 +131,11 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		return nil, err
 	}
 	pl := &planner{
-		project: p, sel: sel, facts: facts, chosen: chosen, rangeEnd: sel.rangeEnd(),
+		project: p, sel: sel, facts: facts, chosen: chosen, rangeEnd: sel.rangeEnd(), onePerPartition: onePerPartition,
 		a:        &assessor{scope: scope, ledger: indexLedger(facts.Records), tables: facts.Tables, now: sel.Now},
 		selected: map[*models.Model]bool{},
-		steps:    map[*models.Model][]Step{},
-		planned:  map[*models.Model]map[string]*Step{},
+		steps:    map[*models.Model][]Run{},
+		planned:  map[*models.Model]map[string]int{},
 	}
 	for _, m := range chosen.Models {
 		pl.selected[m] = true
@@ -158,22 +161,11 @@ func NewPlanFacts(p *models.Project, scope *models.Scope, facts Facts, sel Selec
 		}
 		pl.block(m)
 		if pl.sel.Since.IsZero() {
-			pl.cands[m] = nil // its steps hold what is left of them (resumedRewrites reads them when resuming)
+			delete(pl.cands, m) // its steps hold what is left of them (resumedRewrites reads them when resuming)
 		}
 	}
-	n := 0
 	for _, m := range chosen.Models {
-		n += len(pl.steps[m])
-	}
-	plan.Steps = make([]Step, 0, n)
-	for _, m := range chosen.Models {
-		for _, st := range pl.steps[m] {
-			if st.Reason == ReasonBlocked {
-				plan.Blocked = append(plan.Blocked, st)
-			} else {
-				plan.Steps = append(plan.Steps, st)
-			}
-		}
+		plan.addRuns(pl.steps[m])
 		pl.steps[m], pl.planned[m] = nil, nil // let them go as the plan takes shape
 	}
 	plan.Notes = append(pl.notes, pl.waitingNotes()...)
@@ -192,13 +184,21 @@ type planner struct {
 	// cands are each selected model's candidate partitions: those in range
 	// and, for models chosen by a leading +, those the candidates of the
 	// selected models reading them read.
-	cands   map[*models.Model][]models.Partition
+	cands   map[*models.Model]cands
 	matched bool // some candidate matched --partitions
 	// rangeEnd is the end of the selection's range (Selection.rangeEnd).
 	rangeEnd time.Time
-	steps    map[*models.Model][]Step
-	planned  map[*models.Model]map[string]*Step // by partition key
-	notes    []string
+	// onePerPartition: see newPlan.
+	onePerPartition bool
+	// steps are each model's planned steps, as runs, sorted once final
+	// (index).
+	steps map[*models.Model][]Run
+	// planned indexes the runs of models not partitioned by time, by
+	// partition key (each holds one partition).
+	planned map[*models.Model]map[string]int
+	// recordedBy caches recorded.
+	recordedBy map[*models.Model][]recordedPartition
+	notes      []string
 	// waiting counts, per model, the partitions left out because they read
 	// upstream partitions that are not complete yet, or not built past the
 	// range's end.
@@ -272,42 +272,48 @@ type waitNote struct {
 // partitions the models reading them read, transitively. Models are
 // visited downstream first, so a model's readers are done before it.
 func (pl *planner) candidates() error {
-	pl.cands = map[*models.Model][]models.Partition{}
+	pl.cands = map[*models.Model]cands{}
 	order := pl.chosen.Models
 	for i := len(order) - 1; i >= 0; i-- {
 		m := order[i]
 		byKey := map[string]models.Partition{}
-		var direct []models.Partition // the range alone, in order, when nothing else adds to it
+		var direct cands // the range alone, when nothing else adds to it
 		if pl.rebuild[m] {
 			// A rebuilt table holds every partition the model has.
 			whole := pl.sel
 			whole.From, whole.To, whole.Partitions = "", "", nil
-			parts, notes, _, err := whole.rangeOf(m, time.Time{})
+			c, notes, _, err := whole.rangeOf(m, time.Time{})
 			if err != nil {
 				return err
 			}
 			pl.notes = append(pl.notes, notes...)
 			pl.matched = true
-			for _, p := range parts {
-				byKey[p.Key] = p
+			if !pl.chosen.Upstream[m] {
+				direct = c
+			} else {
+				for p := range c.all(m) {
+					byKey[p.Key] = p
+				}
 			}
 		} else if pl.chosen.Direct[m] {
-			parts, notes, named, err := pl.sel.rangeOf(m, pl.facts.Proven[m.Name])
+			c, notes, named, err := pl.sel.rangeOf(m, pl.facts.Proven[m.Name])
 			if err != nil {
 				return err
 			}
 			pl.matched = pl.matched || named
 			if len(pl.sel.Partitions) > 0 && !named && m.Kind() != models.TimePartitioned {
+				var parts []models.Partition
 				parts, notes = pl.unnamed(m)
+				c = cands{parts: parts}
 				// Named on the command line, it is what --partitions
 				// matched; a whole table matched otherwise is not.
 				pl.matched = pl.matched || pl.chosen.Named[m] && len(parts) > 0
 			}
 			pl.notes = append(pl.notes, notes...)
 			if !pl.chosen.Upstream[m] {
-				direct = parts
+				direct = c
 			} else {
-				for _, p := range parts {
+				for p := range c.all(m) {
 					byKey[p.Key] = p
 				}
 			}
@@ -326,10 +332,10 @@ func (pl *planner) candidates() error {
 						through = h.Add(-time.Nanosecond)
 					}
 				}
-				for _, p := range pl.cands[down] {
-					if m.Kind() == models.TimePartitioned && !complete {
-						break
-					}
+				if m.Kind() == models.TimePartitioned && !complete {
+					continue
+				}
+				for p := range pl.cands[down].all(down) {
 					for _, q := range models.ReadPartitions(down, p, m, through) {
 						if m.Kind() != models.TimePartitioned || !q.Start.After(last) {
 							byKey[q.Key] = q
@@ -338,22 +344,22 @@ func (pl *planner) candidates() error {
 				}
 			}
 		}
-		proven := pl.facts.Proven[m.Name]
-		parts := direct
-		if parts == nil {
-			parts = make([]models.Partition, 0, len(byKey))
+		c := direct
+		if pl.chosen.Upstream[m] {
+			parts := make([]models.Partition, 0, len(byKey))
 			for _, p := range byKey {
 				parts = append(parts, p)
 			}
 			sortPartitions(m, parts)
+			c = candsOf(m, parts)
 		}
-		if m.Kind() == models.TimePartitioned && !proven.IsZero() {
-			parts = slices.DeleteFunc(parts, func(p models.Partition) bool { return p.Start.Before(proven) })
+		if proven := pl.facts.Proven[m.Name]; m.Kind() == models.TimePartitioned && !proven.IsZero() {
+			c = c.after(m, proven)
 		}
-		if len(parts) > 0 && pl.chosen.Upstream[m] {
+		if !c.empty() && pl.chosen.Upstream[m] {
 			pl.matched = true
 		}
-		pl.cands[m] = parts
+		pl.cands[m] = c
 	}
 	return nil
 }
@@ -380,23 +386,31 @@ func valueKeys(m *models.Model) []string {
 	return out
 }
 
-// decide assesses m's candidates and keeps those that need to run.
+// decide assesses m's candidates and keeps those that need to run. A
+// stretch of partitions the ledger has no record of is decided at once:
+// each of them would be assessed missing.
 func (pl *planner) decide(m *models.Model) error {
 	if pl.rebuild[m] {
 		if !pl.sel.Since.IsZero() && pl.rebuiltSince(m) {
 			return nil // the run being resumed rebuilt it
 		}
-		for _, part := range pl.cands[m] {
-			pl.add(Step{Model: m, Partition: part, Reason: ReasonRebuild, Detail: pl.rebuildWhy[m], Cause: pl.rebuildWhy[m],
-				Record: pl.a.ledger.record(m.Name, part.Key)})
+		why := pl.rebuildWhy[m]
+		for sg := range pl.segments(m) {
+			pl.addRun(Run{Step: Step{Model: m, Partition: sg.first, Reason: ReasonRebuild, Detail: why, Cause: why, Record: sg.rec},
+				N: sg.n, Last: sg.last})
 		}
 		return nil
 	}
 	lookback := lookbackKeys(m, pl.sel)
-	if pl.steps[m] == nil {
-		pl.steps[m] = make([]Step, 0, len(pl.cands[m]))
-	}
-	for _, part := range pl.cands[m] {
+	missing, missingDetail := decide(pl.sel, assessment{state: StateMissing, reason: ReasonMissing})
+	for sg := range pl.segments(m) {
+		if sg.rec == nil {
+			if missing != "" {
+				pl.addRun(Run{Step: Step{Model: m, Partition: sg.first, Reason: missing, Detail: missingDetail}, N: sg.n, Last: sg.last})
+			}
+			continue
+		}
+		part := sg.first
 		as, err := pl.a.assess(m, part)
 		if err != nil {
 			return err
@@ -454,30 +468,35 @@ func outsideDetail(m *models.Model) string {
 // rebuiltSince reports whether every candidate of m was published since
 // the resumed run started.
 func (pl *planner) rebuiltSince(m *models.Model) bool {
-	for _, p := range pl.cands[m] {
-		r := pl.a.ledger.record(m.Name, p.Key)
-		if r == nil || !r.State.Published() || r.FinishedAt.Before(pl.sel.Since) {
+	for sg := range pl.segments(m) {
+		if r := sg.rec; r == nil || !r.State.Published() || r.FinishedAt.Before(pl.sel.Since) {
 			return false
 		}
 	}
 	return true
 }
 
+// add plans st.
 func (pl *planner) add(st Step) {
-	pl.steps[st.Model] = append(pl.steps[st.Model], st)
+	pl.steps[st.Model] = appendStep(pl.steps[st.Model], st)
+}
+
+// addRun plans r's steps.
+func (pl *planner) addRun(r Run) {
+	pl.steps[r.Model] = appendRun(pl.steps[r.Model], r)
 }
 
 // index sorts m's steps after they changed and, for a model not
-// partitioned by time, rebuilds its key index (plannedStep finds a time
-// partition's step by its start).
+// partitioned by time, rebuilds its key index (plannedRun finds a time
+// partition's run by its start).
 func (pl *planner) index(m *models.Model) {
-	sortSteps(pl.steps[m])
+	sortRuns(pl.steps[m])
 	if m.Kind() == models.TimePartitioned {
 		return
 	}
-	idx := make(map[string]*Step, len(pl.steps[m]))
-	for i := range pl.steps[m] {
-		idx[pl.steps[m][i].Partition.Key] = &pl.steps[m][i]
+	idx := make(map[string]int, len(pl.steps[m]))
+	for i, r := range pl.steps[m] {
+		idx[r.Partition.Key] = i
 	}
 	pl.planned[m] = idx
 }
@@ -491,42 +510,43 @@ func (pl *planner) propagate(m *models.Model) error {
 	if pl.sel.Mode == ModeMissing || pl.sel.Mode == ModeFailed {
 		return nil
 	}
-	have := map[string]int{} // partition key -> index in pl.steps[m]
-	for i, st := range pl.steps[m] {
-		have[st.Partition.Key] = i
-	}
+	pl.index(m)
+	have := pl.haveIndex(m)
 	for _, up := range m.Upstream {
 		if !pl.selected[up] {
 			continue
 		}
 		// What reads a refreshed partition runs only if the refresh
 		// changes its rows (Step.Conditional).
-		var definite, conditional []models.Partition
-		for _, st := range pl.steps[up] {
+		var definite, conditional []Run
+		for _, r := range pl.steps[up] {
 			switch {
-			case st.Reason == ReasonBlocked:
-			case st.Reason == ReasonRefresh || st.Conditional:
-				conditional = append(conditional, st.Partition)
+			case r.Reason == ReasonBlocked:
+			case r.Reason == ReasonRefresh || r.Conditional:
+				conditional = append(conditional, r)
 			default:
-				definite = append(definite, st.Partition)
+				definite = append(definite, r)
 			}
 		}
-		definite = append(definite, pl.resumedRewrites(up)...)
+		for _, p := range pl.resumedRewrites(up) {
+			definite = append(definite, Run{Step: Step{Model: up, Partition: p}, N: 1, Last: p})
+		}
 		for _, g := range []struct {
-			parts []models.Partition
-			cond  bool
+			runs []Run
+			cond bool
 		}{{definite, false}, {conditional, true}} {
 			why := fmt.Sprintf("reads %s, which this run rewrites", up.Name)
 			if g.cond {
 				why = fmt.Sprintf("reads %s, which this run refreshes (runs only if its rows change)", up.Name)
 			}
-			for _, part := range dependentPartitions(m, up, g.parts, pl.a.ledger) {
-				if i, ok := have[part.Key]; ok {
+			for _, part := range dependentPartitions(m, up, g.runs, pl.a.ledger) {
+				if i := have.find(part); i >= 0 {
 					// Planned already: by a policy (a refresh, lookback),
 					// or only if a refresh changes something, it now runs
-					// because what it reads is rewritten.
-					if st := &pl.steps[m][i]; !g.cond && (st.Conditional || policy(st.Reason)) {
-						st.Reason, st.Conditional, st.Detail, st.Cause = ReasonUpstream, false, why, why
+					// because what it reads is rewritten. (Such a run is
+					// one partition: it has a record.)
+					if r := &pl.steps[m][i]; !g.cond && (r.Conditional || policy(r.Reason)) {
+						r.Reason, r.Conditional, r.Detail, r.Cause = ReasonUpstream, false, why, why
 					}
 					continue
 				}
@@ -538,7 +558,7 @@ func (pl *planner) propagate(m *models.Model) error {
 					continue
 				}
 				pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why, Conditional: g.cond})
-				have[part.Key] = len(pl.steps[m]) - 1
+				have.added(part, len(pl.steps[m])-1)
 			}
 		}
 	}
@@ -547,6 +567,41 @@ func (pl *planner) propagate(m *models.Model) error {
 	}
 	return nil
 }
+
+// haveIndex finds the run of m's steps that holds a partition, while
+// propagate adds steps to them.
+type haveIndex struct {
+	runs  []Run          // m's runs when propagate began, sorted (time partitions only)
+	keys  map[string]int // by key: the runs of other models, and the steps added since
+	timed bool
+}
+
+// haveIndex returns the index of m's steps, which index sorted.
+func (pl *planner) haveIndex(m *models.Model) *haveIndex {
+	h := &haveIndex{keys: map[string]int{}, timed: m.Kind() == models.TimePartitioned}
+	if h.timed {
+		h.runs = pl.steps[m]
+	} else {
+		for i, r := range pl.steps[m] {
+			h.keys[r.Partition.Key] = i
+		}
+	}
+	return h
+}
+
+// find returns the index of the run holding p, or -1.
+func (h *haveIndex) find(p models.Partition) int {
+	if i, ok := h.keys[p.Key]; ok {
+		return i
+	}
+	if h.timed {
+		return runAt(h.runs, p)
+	}
+	return -1
+}
+
+// added notes that the step at index i plans p.
+func (h *haveIndex) added(p models.Partition, i int) { h.keys[p.Key] = i }
 
 // policy reports whether r plans a partition that is up to date, by a rule
 // of the model's (lookback, watermark, refresh), rather than because it is
@@ -559,13 +614,13 @@ func policy(r Reason) bool {
 // partition after the first one this run rewrites: each was computed from
 // the one before it, so the chain is recomputed in order. When that first
 // one runs only if a refresh changes something, so does the chain.
-func (pl *planner) propagateSelf(m *models.Model, have map[string]int) error {
+func (pl *planner) propagateSelf(m *models.Model, have *haveIndex) error {
 	var first *models.Partition
 	cond := false
-	for _, st := range pl.steps[m] {
-		if st.Reason != ReasonBlocked && (first == nil || st.Partition.Start.Before(first.Start)) {
-			p := st.Partition
-			first, cond = &p, st.Conditional || st.Reason == ReasonRefresh
+	for _, r := range pl.steps[m] {
+		if r.Reason != ReasonBlocked && (first == nil || r.Partition.Start.Before(first.Start)) {
+			p := r.Partition
+			first, cond = &p, r.Conditional || r.Reason == ReasonRefresh
 		}
 	}
 	for _, p := range pl.resumedRewrites(m) {
@@ -579,11 +634,11 @@ func (pl *planner) propagateSelf(m *models.Model, have map[string]int) error {
 		return nil
 	}
 	for _, r := range mr.timed {
-		if _, ok := have[r.Partition]; !r.WindowStart.After(first.Start) || ok || r.State == adapters.RecordRemoved || outside(m, r) {
+		if !r.WindowStart.After(first.Start) || r.State == adapters.RecordRemoved || outside(m, r) {
 			continue
 		}
 		part, err := m.Partition(r.Partition)
-		if err != nil {
+		if err != nil || have.find(part) >= 0 {
 			continue
 		}
 		as, err := pl.a.assess(m, part)
@@ -595,7 +650,7 @@ func (pl *planner) propagateSelf(m *models.Model, have map[string]int) error {
 		}
 		why := fmt.Sprintf("reads its own partition before it, which this run rewrites (from %s on)", first.Key)
 		pl.add(Step{Model: m, Partition: part, Reason: ReasonUpstream, Record: as.record, Detail: why, Cause: why, Conditional: cond})
-		have[part.Key] = len(pl.steps[m]) - 1
+		have.added(part, len(pl.steps[m])-1)
 	}
 	return nil
 }
@@ -611,16 +666,13 @@ func (pl *planner) resumedRewrites(up *models.Model) []models.Partition {
 	if mr == nil {
 		return nil
 	}
-	inCands := map[string]bool{}
-	for _, p := range pl.cands[up] {
-		inCands[p.Key] = true
-	}
+	c := pl.cands[up]
 	var out []models.Partition
 	for key, r := range mr.byKey {
-		if !inCands[key] || !r.State.Published() || r.FinishedAt.Before(pl.sel.Since) {
+		if !r.State.Published() || r.FinishedAt.Before(pl.sel.Since) {
 			continue
 		}
-		if p, err := up.Partition(key); err == nil {
+		if p, err := up.Partition(key); err == nil && c.contains(p) {
 			out = append(out, p)
 		}
 	}
@@ -631,10 +683,12 @@ func (pl *planner) resumedRewrites(up *models.Model) []models.Partition {
 // block marks m's steps that read upstream partitions which are neither
 // built nor planned (missing, failed, half-published, or blocked in this
 // plan) as blocked, and drops those that read upstream partitions not
-// complete yet, noting them.
+// complete yet, noting them. A run whose partitions all read what is
+// built or planned (readable) is kept whole; the partitions of any other
+// are checked one by one.
 func (pl *planner) block(m *models.Model) {
-	steps := pl.steps[m]
-	kept := make([]Step, 0, len(steps))
+	runs := pl.steps[m]
+	kept := make([]Run, 0, len(runs))
 	horizon := pl.horizon(m)
 	if !horizon.IsZero() {
 		if pl.horizons == nil {
@@ -643,78 +697,220 @@ func (pl *planner) block(m *models.Model) {
 		pl.horizons[m] = horizon
 	}
 	// For a model that reads its own past: the outcome of its steps so far.
-	own := map[string]Reason{}
+	var own map[string]Reason
+	if m.Config.Self {
+		own = map[string]Reason{}
+	}
 	// cut is the wait that left out a partition of a rebuilt table: the
 	// new table holds the partitions before it and none after, so that
 	// it has no gap (a whole-table model reading it reads it through its
 	// last partition), and the ledger says so.
 	var cut *waitNote
-	for _, st := range steps {
-		if st.Reason == ReasonRemove {
-			kept = append(kept, st) // reads nothing
-			continue
-		}
-		if cut != nil {
-			pl.noteWaiting(m, cut)
-			continue
-		}
-		b, wait := pl.unreadable(m, st.Partition, own)
+	for _, r := range runs {
 		switch {
-		case wait != nil && !pl.sel.AllowMissingUpstream:
-			pl.noteWaiting(m, wait)
-			if pl.rebuild[m] {
-				cut = wait
-			}
+		case r.Reason == ReasonRemove:
+			kept = appendRun(kept, r) // reads nothing
 			continue
-		case b != nil && !pl.sel.AllowMissingUpstream:
-			by := b.by
-			st.Reason, st.Detail, st.Cause, st.BlockedBy = ReasonBlocked, b.why, b.cause, &by
-		case b != nil:
-			st.Detail = joinDetail(st.Detail, b.why+" (run anyway: --allow-missing-upstream)")
-		case wait != nil && !wait.past.IsZero():
-			st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, after the range's end, which was never built (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
-		case wait != nil:
-			st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, which is not complete yet (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
+		case cut != nil:
+			pl.noteWaiting(m, cut, r.N)
+			continue
+		case r.N > 1 && !pl.onePerPartition && pl.readable(m, r):
+			r.Horizon = horizon
+			kept = appendRun(kept, r)
+			continue
 		}
-		own[st.Partition.Key] = st.Reason
-		st.Horizon = horizon
-		kept = append(kept, st)
+		for st := range r.Steps() {
+			if cut != nil {
+				pl.noteWaiting(m, cut, 1)
+				continue
+			}
+			b, wait := pl.unreadable(m, st.Partition, own)
+			switch {
+			case wait != nil && !pl.sel.AllowMissingUpstream:
+				pl.noteWaiting(m, wait, 1)
+				if pl.rebuild[m] {
+					cut = wait
+				}
+				continue
+			case b != nil && !pl.sel.AllowMissingUpstream:
+				by := b.by
+				st.Reason, st.Detail, st.Cause, st.BlockedBy = ReasonBlocked, b.why, b.cause, &by
+			case b != nil:
+				st.Detail = joinDetail(st.Detail, b.why+" (run anyway: --allow-missing-upstream)")
+			case wait != nil && !wait.past.IsZero():
+				st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, after the range's end, which was never built (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
+			case wait != nil:
+				st.Detail = joinDetail(st.Detail, fmt.Sprintf("reads %s %s, which is not complete yet (run anyway: --allow-missing-upstream)", wait.up.Name, wait.upKey))
+			}
+			if own != nil {
+				own[st.Partition.Key] = st.Reason
+			}
+			st.Horizon = horizon
+			kept = appendStep(kept, st)
+		}
 	}
 	pl.steps[m] = kept
 	if pl.rebuild[m] {
-		// A rebuilt table must hold every partition: one blocked partition
-		// blocks the rebuild.
-		for _, st := range kept {
-			if st.Reason != ReasonBlocked {
-				continue
-			}
-			for i := range kept {
-				if kept[i].Reason != ReasonBlocked {
-					kept[i].Reason = ReasonBlocked
-					kept[i].Detail = fmt.Sprintf("the rebuild of %s needs every partition, and %s is blocked: %s", m.Name, st.Partition.Key, st.Detail)
-					kept[i].Cause = "the rebuild needs every partition, and some are blocked"
-					kept[i].BlockedBy = &Blocker{m.Name, st.Partition.Key, ReasonBlocked}
-				}
-			}
-			break
-		}
+		pl.steps[m] = blockRebuild(m, kept)
 	}
 	pl.index(m)
 }
 
-// plannedStep returns the step planned for partition q of up, or nil.
-func (pl *planner) plannedStep(up *models.Model, q models.Partition) *Step {
-	if up.Kind() != models.TimePartitioned {
-		return pl.planned[up][q.Key]
+// blockRebuild returns the steps of m, whose table is rebuilt, all blocked
+// when one of them is: a rebuilt table must hold every partition.
+func blockRebuild(m *models.Model, runs []Run) []Run {
+	i := slices.IndexFunc(runs, func(r Run) bool { return r.Reason == ReasonBlocked })
+	if i < 0 {
+		return runs
 	}
-	steps := pl.steps[up] // sorted by start (index)
-	i := sort.Search(len(steps), func(i int) bool { return !steps[i].Partition.Start.Before(q.Start) })
-	for ; i < len(steps) && steps[i].Partition.Start.Equal(q.Start); i++ {
-		if steps[i].Partition.Key == q.Key {
-			return &steps[i]
+	blocked := runs[i]
+	out := make([]Run, 0, len(runs))
+	for st := range each(runs) {
+		if st.Reason != ReasonBlocked {
+			st.Reason = ReasonBlocked
+			st.Detail = fmt.Sprintf("the rebuild of %s needs every partition, and %s is blocked: %s", m.Name, blocked.Partition.Key, blocked.Detail)
+			st.Cause = "the rebuild needs every partition, and some are blocked"
+			st.BlockedBy = &Blocker{m.Name, blocked.Partition.Key, ReasonBlocked}
+		}
+		out = appendStep(out, st)
+	}
+	return out
+}
+
+// readable reports whether every partition of r, a run of m, reads only
+// upstream partitions that are built or planned (and not blocked), so
+// that none of them is blocked or waits: what unreadable would find of
+// each, found at once. It answers for a time-partitioned model that does
+// not read its own past; false means only that r's partitions are checked
+// one by one.
+func (pl *planner) readable(m *models.Model, r Run) bool {
+	if m.Kind() != models.TimePartitioned || m.Config.Self {
+		return false
+	}
+	open := pl.sel.Now.Before(r.Last.End.Add(m.Config.Delay))
+	for _, up := range m.Upstream {
+		if up.Kind() != models.TimePartitioned {
+			// Every partition of m reads all of up's.
+			if b, wait := pl.unreadableUp(m, r.Partition, up, open); b != nil || wait != nil {
+				return false
+			}
+			continue
+		}
+		if g, ok := aligned(m, up); ok && g == up.Config.Grain {
+			// Each partition of m reads the one of up holding it.
+			first, last := up.PartitionAt(r.Partition.Start), up.PartitionAt(r.Last.Start)
+			if first.Start.Before(up.Config.Start) || !up.Config.End.IsZero() && !last.Start.Before(up.Config.End) {
+				return false
+			}
+			if !pl.builtOrPlanned(up, first.Start, last.End) {
+				return false
+			}
+			continue
+		}
+		// Each partition of m reads those of up its span overlaps, which
+		// moves forward with it: all lie among the partitions
+		// models.ReadPartitions looks at for the first and the last.
+		first, last := models.DependencySpan(m, r.Partition, up), models.DependencySpan(m, r.Last, up)
+		if first.All || last.All {
+			return false
+		}
+		from, to := first.Start.Add(-models.ExtentPad), last.End.Add(models.ExtentPad)
+		from = latest(from, up.Config.Start)
+		if !up.Config.End.IsZero() {
+			to = earliest(to, up.Config.End)
+		}
+		if !from.Before(to) {
+			return false // some partition of r may read none of up's
+		}
+		if !pl.builtOrPlanned(up, up.PartitionAt(from).Start, up.PartitionAt(to.Add(-time.Nanosecond)).End) {
+			return false
 		}
 	}
+	return true
+}
+
+// builtOrPlanned reports whether every partition of time-partitioned up
+// in [start, end), two of its partition boundaries, is planned and not
+// blocked, or built: proven by the ledger's summaries, or published as
+// its table holds it.
+func (pl *planner) builtOrPlanned(up *models.Model, start, end time.Time) bool {
+	runs := pl.steps[up] // sorted by start (index)
+	if !pl.selected[up] {
+		runs = nil
+	}
+	proven := pl.facts.Proven[up.Name]
+	var recorded []recordedPartition
+	if !proven.IsZero() {
+		recorded = pl.recorded(up)
+	}
+	i := sort.Search(len(runs), func(i int) bool { return runs[i].Last.End.After(start) })
+	for t := start; t.Before(end); {
+		if i < len(runs) && !runs[i].Partition.Start.After(t) {
+			if runs[i].Reason == ReasonBlocked {
+				return false
+			}
+			t = runs[i].Last.End
+			i++
+			continue
+		}
+		next := end // up to the next run, partitions are not planned
+		if i < len(runs) && runs[i].Partition.Start.Before(end) {
+			next = runs[i].Partition.Start
+		}
+		if t.Before(proven) {
+			// Proven built, unless the ledger has a record of one of them,
+			// which the partition's own check reads.
+			to := earliest(next, proven)
+			j := sort.Search(len(recorded), func(j int) bool { return !recorded[j].p.Start.Before(t) })
+			if j == len(recorded) || !recorded[j].p.Start.Before(to) {
+				t = up.PartitionAt(to.Add(-time.Nanosecond)).End
+				continue
+			}
+		}
+		q := up.PartitionAt(t)
+		rec := pl.a.ledger.record(up.Name, q.Key)
+		switch {
+		case rec == nil && pl.provenBuilt(up, q):
+		case rec != nil && rec.State.Published() && pl.a.drifted(up, q, rec) == "":
+		default:
+			return false
+		}
+		t = q.End
+	}
+	return true
+}
+
+// plannedRun returns the run planned for partition q of up, or nil.
+func (pl *planner) plannedRun(up *models.Model, q models.Partition) *Run {
+	if up.Kind() != models.TimePartitioned {
+		if i, ok := pl.planned[up][q.Key]; ok {
+			return &pl.steps[up][i]
+		}
+		return nil
+	}
+	if i := runAt(pl.steps[up], q); i >= 0 {
+		return &pl.steps[up][i]
+	}
 	return nil
+}
+
+// runAt returns the index of the run of runs, one time-partitioned
+// model's sorted by start, that holds its partition p; -1 when none does.
+// Runs are disjoint, but for removals: a partition outside the model's
+// range, as the ledger recorded it, perhaps under another grain, whose
+// window may overlap others. One holds p only if it is p.
+func runAt(runs []Run, p models.Partition) int {
+	i := sort.Search(len(runs), func(i int) bool { return runs[i].Partition.Start.After(p.Start) })
+	for i--; i >= 0; i-- {
+		r := &runs[i]
+		if r.Partition.Key == p.Key || r.N > 1 && r.Last.End.After(p.Start) {
+			return i
+		}
+		if r.Reason != ReasonRemove && !r.Last.End.After(p.Start) {
+			break // earlier runs end before p starts too
+		}
+	}
+	return -1
 }
 
 func joinDetail(a, b string) string {
@@ -752,98 +948,107 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		}
 	}
 	for _, up := range m.Upstream {
-		last, complete := pl.lastComplete(up)
-		limit := last
-		if up.Kind() == models.TimePartitioned && !complete {
-			limit = up.Config.Start.Add(-time.Nanosecond)
+		if b, wait := pl.unreadableUp(m, p, up, open); b != nil || wait != nil {
+			return b, wait
 		}
-		var reads []models.Partition
-		if g, ok := aligned(m, up); ok && g == up.Config.Grain {
-			// The one upstream partition holding this one, if up has it
-			// (its start: or end: may leave it out).
-			if q := up.PartitionAt(p.Start); !q.Start.Before(up.Config.Start) && (up.Config.End.IsZero() || q.Start.Before(up.Config.End)) {
-				reads = []models.Partition{q}
-			}
-		} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
-			// A whole-table or list model reads up through its horizon;
-			// partitions after it are not yet read, not missing. One
-			// whose horizon holds none of up's partitions has nothing of
-			// up to read yet.
-			first := up.PartitionAt(up.Config.Start)
-			through := pl.horizons[m].Add(-time.Nanosecond)
-			// Never built, up has no table to read yet.
-			never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Proven[up.Name].IsZero()
-			switch {
-			case !complete && never:
-				return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
-			case through.Before(up.Config.Start) && never:
-				return nil, &waitNote{up: up, upKey: first.Key, past: pl.horizons[m]}
-			case complete && !through.Before(up.Config.Start):
-				reads = up.Partitions(up.Config.Start, earliest(through, last))
-			}
-		} else {
-			reads = models.ReadPartitions(m, p, up, time.Time{})
+	}
+	return nil, nil
+}
+
+// unreadableUp is unreadable for the partitions of up that p reads; open
+// says p runs before its window is complete.
+func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.Model, open bool) (*blockage, *waitNote) {
+	last, complete := pl.lastComplete(up)
+	limit := last
+	if up.Kind() == models.TimePartitioned && !complete {
+		limit = up.Config.Start.Add(-time.Nanosecond)
+	}
+	var reads []models.Partition
+	if g, ok := aligned(m, up); ok && g == up.Config.Grain {
+		// The one upstream partition holding this one, if up has it
+		// (its start: or end: may leave it out).
+		if q := up.PartitionAt(p.Start); !q.Start.Before(up.Config.Start) && (up.Config.End.IsZero() || q.Start.Before(up.Config.End)) {
+			reads = []models.Partition{q}
 		}
-		if len(reads) == 0 && up.Kind() == models.TimePartitioned && pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 &&
-			pl.facts.Proven[up.Name].IsZero() {
-			// Up has no partition p reads (its start: is later), and was
-			// never built: it has no table to read yet.
-			first := up.PartitionAt(up.Config.Start)
-			return &blockage{fmt.Sprintf("reads %s, which was never built: it has no table yet (its first partition is %s)", up.Name, first.Key),
-				fmt.Sprintf("reads %s, which has no table yet", up.Name), Blocker{up.Name, first.Key, ReasonMissing}}, nil
+	} else if span := models.DependencySpan(m, p, up); span.All && up.Kind() == models.TimePartitioned {
+		// A whole-table or list model reads up through its horizon;
+		// partitions after it are not yet read, not missing. One
+		// whose horizon holds none of up's partitions has nothing of
+		// up to read yet.
+		first := up.PartitionAt(up.Config.Start)
+		through := pl.horizons[m].Add(-time.Nanosecond)
+		// Never built, up has no table to read yet.
+		never := pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 && pl.facts.Proven[up.Name].IsZero()
+		switch {
+		case !complete && never:
+			return nil, &waitNote{up: up, upKey: first.Key, complete: first.End.Add(up.Config.Delay)}
+		case through.Before(up.Config.Start) && never:
+			return nil, &waitNote{up: up, upKey: first.Key, past: pl.horizons[m]}
+		case complete && !through.Before(up.Config.Start):
+			reads = up.Partitions(up.Config.Start, earliest(through, last))
 		}
-		for _, q := range reads {
-			// p reaches past the range's end (a month holding its last
-			// day, a local day ending after it) and q lies there: what the
-			// range does not build, q is not yet, as a partition not
-			// complete yet.
-			pastRange := m.Kind() == models.TimePartitioned && !pl.rangeEnd.IsZero() && !q.Start.Before(pl.rangeEnd) && p.End.After(pl.rangeEnd)
-			by := Blocker{up.Name, q.Key, ""}
-			if st := pl.plannedStep(up, q); st != nil && pl.selected[up] {
-				if st.Reason == ReasonBlocked {
-					by.State = ReasonBlocked
-					return &blockage{fmt.Sprintf("reads %s %s, which is blocked", up.Name, q.Key), fmt.Sprintf("reads blocked partitions of %s", up.Name), by}, nil
-				}
-				continue
+	} else {
+		reads = models.ReadPartitions(m, p, up, time.Time{})
+	}
+	if len(reads) == 0 && up.Kind() == models.TimePartitioned && pl.a.ledger.byModel[up.Name] == nil && len(pl.steps[up]) == 0 &&
+		pl.facts.Proven[up.Name].IsZero() {
+		// Up has no partition p reads (its start: is later), and was
+		// never built: it has no table to read yet.
+		first := up.PartitionAt(up.Config.Start)
+		return &blockage{fmt.Sprintf("reads %s, which was never built: it has no table yet (its first partition is %s)", up.Name, first.Key),
+			fmt.Sprintf("reads %s, which has no table yet", up.Name), Blocker{up.Name, first.Key, ReasonMissing}}, nil
+	}
+	for _, q := range reads {
+		// p reaches past the range's end (a month holding its last
+		// day, a local day ending after it) and q lies there: what the
+		// range does not build, q is not yet, as a partition not
+		// complete yet.
+		pastRange := m.Kind() == models.TimePartitioned && !pl.rangeEnd.IsZero() && !q.Start.Before(pl.rangeEnd) && p.End.After(pl.rangeEnd)
+		by := Blocker{up.Name, q.Key, ""}
+		if r := pl.plannedRun(up, q); r != nil && pl.selected[up] {
+			if r.Reason == ReasonBlocked {
+				by.State = ReasonBlocked
+				return &blockage{fmt.Sprintf("reads %s %s, which is blocked", up.Name, q.Key), fmt.Sprintf("reads blocked partitions of %s", up.Name), by}, nil
 			}
-			rec := pl.a.ledger.record(up.Name, q.Key)
-			switch {
-			case rec == nil && pl.provenBuilt(up, q):
-				// Done by the ledger's summaries; its record was not read.
-			case rec != nil && rec.State.Published():
-				if drift := pl.a.drifted(up, q, rec); drift != "" {
-					by.State = ReasonDrift
-					return &blockage{fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
-						fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), by}, nil
-				}
-			case rec != nil && !rec.State.Published() && pastRange:
-				// Not built (failed, or its publication unfinished), and
-				// the range does not rebuild it: as if never built (below).
-				return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
-			case rec != nil && rec.State == adapters.RecordFailed:
-				by.State = ReasonFailed
-				return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
-					fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
-			case rec != nil && rec.State == adapters.RecordPending:
-				by.State = ReasonPending
-				return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
-					fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
-			case up.Kind() == models.TimePartitioned && q.Start.After(limit):
-				if open {
-					continue // an open partition reads what there is; it is redone once complete
-				}
-				return nil, &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
-			case pastRange:
-				return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
-			default:
-				how, hows := "select +"+m.Name+" to build it", "select +"+m.Name+" to build them"
-				if pl.selected[up] {
-					how, hows = "it is outside this run's range or mode", "they are outside this run's range or mode"
-				}
-				by.State = ReasonMissing
-				return &blockage{fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
-					fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, hows), by}, nil
+			continue
+		}
+		rec := pl.a.ledger.record(up.Name, q.Key)
+		switch {
+		case rec == nil && pl.provenBuilt(up, q):
+			// Done by the ledger's summaries; its record was not read.
+		case rec != nil && rec.State.Published():
+			if drift := pl.a.drifted(up, q, rec); drift != "" {
+				by.State = ReasonDrift
+				return &blockage{fmt.Sprintf("reads %s %s, whose rows are not what the ledger recorded (%s)", up.Name, q.Key, drift),
+					fmt.Sprintf("reads partitions of %s whose rows are not what the ledger recorded", up.Name), by}, nil
 			}
+		case rec != nil && !rec.State.Published() && pastRange:
+			// Not built (failed, or its publication unfinished), and
+			// the range does not rebuild it: as if never built (below).
+			return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
+		case rec != nil && rec.State == adapters.RecordFailed:
+			by.State = ReasonFailed
+			return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
+				fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
+		case rec != nil && rec.State == adapters.RecordPending:
+			by.State = ReasonPending
+			return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
+				fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
+		case up.Kind() == models.TimePartitioned && q.Start.After(limit):
+			if open {
+				continue // an open partition reads what there is; it is redone once complete
+			}
+			return nil, &waitNote{up: up, upKey: q.Key, complete: q.End.Add(up.Config.Delay)}
+		case pastRange:
+			return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
+		default:
+			how, hows := "select +"+m.Name+" to build it", "select +"+m.Name+" to build them"
+			if pl.selected[up] {
+				how, hows = "it is outside this run's range or mode", "they are outside this run's range or mode"
+			}
+			by.State = ReasonMissing
+			return &blockage{fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
+				fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, hows), by}, nil
 		}
 	}
 	return nil, nil
@@ -917,10 +1122,10 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 				}
 			}
 		}
-		steps := pl.steps[up]
-		for i := len(steps) - 1; i >= 0; i-- {
-			if steps[i].Reason != ReasonBlocked {
-				h = latest(h, steps[i].Partition.Start.Add(time.Second))
+		runs := pl.steps[up]
+		for i := len(runs) - 1; i >= 0; i-- {
+			if runs[i].Reason != ReasonBlocked {
+				h = latest(h, runs[i].Last.Start.Add(time.Second))
 				break
 			}
 		}
@@ -928,17 +1133,18 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 	return h
 }
 
-func (pl *planner) noteWaiting(m *models.Model, w *waitNote) {
+// noteWaiting counts n partitions of m left out by wait w.
+func (pl *planner) noteWaiting(m *models.Model, w *waitNote, n int) {
 	if pl.waiting == nil {
 		pl.waiting = map[waitKey]*waitNote{}
 	}
 	k := waitKey{m, !w.past.IsZero()}
-	n := pl.waiting[k]
-	if n == nil {
-		n = w
-		pl.waiting[k] = n
+	note := pl.waiting[k]
+	if note == nil {
+		note = w
+		pl.waiting[k] = note
 	}
-	n.n++
+	note.n += n
 }
 
 // waitKey keys the notes of partitions left out: per model, those waiting
@@ -1024,10 +1230,10 @@ func lookbackKeys(m *models.Model, sel Selection) map[string]bool {
 }
 
 // dependentPartitions returns the partitions of m, among those the ledger
-// has a record of, that read any of up's partitions parts.
-func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledger) []models.Partition {
+// has a record of, that read any of the partitions of up that runs hold.
+func dependentPartitions(m, up *models.Model, runs []Run, l *ledger) []models.Partition {
 	mr := l.byModel[m.Name]
-	if mr == nil || len(parts) == 0 {
+	if mr == nil || len(runs) == 0 {
 		return nil
 	}
 	var out []models.Partition
@@ -1046,8 +1252,8 @@ func dependentPartitions(m, up *models.Model, parts []models.Partition, l *ledge
 			out = append(out, p)
 		}
 	}
-	for _, u := range parts {
-		from, to, all := models.Dependents(m, up, u)
+	for u := range each(runs) {
+		from, to, all := models.Dependents(m, up, u.Partition)
 		if all {
 			for _, r := range mr.sorted() {
 				add(r)
@@ -1077,22 +1283,6 @@ func sortPartitions(m *models.Model, parts []models.Partition) {
 	}
 }
 
-func sortSteps(steps []Step) {
-	if len(steps) == 0 {
-		return
-	}
-	m := steps[0].Model
-	if m.Kind() == models.ListPartitioned {
-		pos := valuePositions(m)
-		slices.SortStableFunc(steps, func(a, b Step) int { return pos[a.Partition.Key] - pos[b.Partition.Key] })
-		return
-	}
-	byStart := func(a, b Step) int { return a.Partition.Start.Compare(b.Partition.Start) }
-	if !slices.IsSortedFunc(steps, byStart) {
-		slices.SortStableFunc(steps, byStart)
-	}
-}
-
 func valuePositions(m *models.Model) map[string]int {
 	pos := map[string]int{}
 	for i, v := range m.Config.Values {
@@ -1104,11 +1294,11 @@ func valuePositions(m *models.Model) map[string]int {
 // Counts returns how many steps each reason has, blocked ones included.
 func (p *Plan) Counts() map[Reason]int {
 	out := map[Reason]int{}
-	for _, s := range p.Steps {
-		out[s.Reason]++
+	for _, r := range p.runs {
+		out[r.Reason] += r.N
 	}
-	if len(p.Blocked) > 0 {
-		out[ReasonBlocked] = len(p.Blocked)
+	if p.nBlocked > 0 {
+		out[ReasonBlocked] = p.nBlocked
 	}
 	return out
 }

@@ -70,7 +70,7 @@ func BenchmarkPlan(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(len(pl.Steps)), "partitions")
+		b.ReportMetric(float64(pl.Len()), "partitions")
 		reportHeap(b)
 	})
 	b.Run("done-ledger", func(b *testing.B) {
@@ -83,8 +83,8 @@ func BenchmarkPlan(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if len(pl.Steps) != 0 {
-			b.Fatalf("%d steps planned over a done ledger", len(pl.Steps))
+		if pl.Len() != 0 {
+			b.Fatalf("%d steps planned over a done ledger", pl.Len())
 		}
 		b.ReportMetric(float64(len(records)), "partitions")
 		reportHeap(b)

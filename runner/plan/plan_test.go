@@ -62,7 +62,7 @@ func TestPlanReasons(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]plan.Reason{}
-		for _, s := range append(pl.Steps, pl.Blocked...) {
+		for _, s := range append(pl.Steps(), pl.Blocked()...) {
 			out[s.Model.Name+" "+s.Partition.Key] = s.Reason
 		}
 		return out

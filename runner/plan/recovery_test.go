@@ -47,7 +47,7 @@ func TestAResumedRunRedoesWhatItsRewritesMadeStale(t *testing.T) {
 	if fmt.Sprint(sortedMap(got)) != want {
 		t.Fatalf("the resumed run plans %v; want %s", sortedMap(got), want)
 	}
-	if d := pl.Steps[0].Detail; d != "reads dim, which this run rewrites" {
+	if d := pl.Steps()[0].Detail; d != "reads dim, which this run rewrites" {
 		t.Errorf("w 2024-01-01 is planned because %q", d)
 	}
 }
@@ -122,7 +122,7 @@ func TestARebuildOnSchemaChangeIsDecidedFromTheTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]string{}
-		for _, s := range pl.Steps {
+		for _, s := range pl.Steps() {
 			out[s.Partition.Key] = string(s.Reason) + ": " + s.Detail
 		}
 		return out

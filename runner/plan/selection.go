@@ -100,21 +100,23 @@ func ParseSelection(text string) (Selection, error) {
 // rangeFor returns the partitions of m that s covers at s.Now, and notes
 // about what was left out.
 func (s Selection) rangeFor(m *models.Model) (parts []models.Partition, notes []string, err error) {
-	parts, notes, _, err = s.rangeOf(m, time.Time{})
-	return parts, notes, err
+	c, notes, _, err := s.rangeOf(m, time.Time{})
+	return c.partitions(m), notes, err
 }
 
-// rangeOf is rangeFor, also reporting whether --partitions named some
-// partition of m, complete or not.
-func (s Selection) rangeOf(m *models.Model, proven time.Time) (parts []models.Partition, notes []string, named bool, err error) {
+// rangeOf is rangeFor, as candidates, also reporting whether --partitions
+// named some partition of m, complete or not. From and to, it starts no
+// earlier than the partition holding proven.
+func (s Selection) rangeOf(m *models.Model, proven time.Time) (c cands, notes []string, named bool, err error) {
 	if len(s.Partitions) > 0 && (s.From != "" || s.To != "") {
-		return nil, nil, false, usageErrorf("--partitions cannot be combined with --from or --to")
+		return cands{}, nil, false, usageErrorf("--partitions cannot be combined with --from or --to")
 	}
 	if m.Kind() != models.TimePartitioned {
 		all := m.Partitions(time.Time{}, time.Time{})
 		if len(s.Partitions) == 0 {
-			return all, nil, false, nil
+			return cands{parts: all}, nil, false, nil
 		}
+		var parts []models.Partition
 		keep := map[string]bool{}
 		for _, k := range s.Partitions {
 			keep[k] = true
@@ -124,11 +126,12 @@ func (s Selection) rangeOf(m *models.Model, proven time.Time) (parts []models.Pa
 				parts = append(parts, p)
 			}
 		}
-		return parts, nil, len(parts) > 0, nil
+		return cands{parts: parts}, nil, len(parts) > 0, nil
 	}
 	loc := m.Config.Location
 	last, complete := m.LastComplete(s.Now)
 	if len(s.Partitions) > 0 {
+		var parts []models.Partition
 		seen := map[string]bool{}
 		cut := 0
 		for _, k := range s.Partitions {
@@ -153,24 +156,24 @@ func (s Selection) rangeOf(m *models.Model, proven time.Time) (parts []models.Pa
 			notes = append(notes, fmt.Sprintf("%s: left out %d partition(s) not complete at %s (allow_partial: true runs them)",
 				m.Name, cut, s.Now.UTC().Format(time.RFC3339)))
 		}
-		return parts, notes, named, nil
+		return candsOf(m, parts), notes, named, nil
 	}
 	first := m.Config.Start
 	if s.From != "" {
 		per, err := models.ParsePeriod(s.From, loc)
 		if err != nil {
-			return nil, nil, false, usageErrorf("--from: %v", err)
+			return cands{}, nil, false, usageErrorf("--from: %v", err)
 		}
 		first = per.Start
 	}
 	if !complete {
-		return nil, []string{fmt.Sprintf("%s: no partition is complete yet at %s", m.Name, s.Now.UTC().Format(time.RFC3339))}, false, nil
+		return cands{}, []string{fmt.Sprintf("%s: no partition is complete yet at %s", m.Name, s.Now.UTC().Format(time.RFC3339))}, false, nil
 	}
 	to := last
 	if s.To != "" {
 		per, err := models.ParsePeriod(s.To, loc)
 		if err != nil {
-			return nil, nil, false, usageErrorf("--to: %v", err)
+			return cands{}, nil, false, usageErrorf("--to: %v", err)
 		}
 		to = endInstant(per)
 		if to.After(last) {
@@ -184,7 +187,7 @@ func (s Selection) rangeOf(m *models.Model, proven time.Time) (parts []models.Pa
 	if proven.After(first) {
 		first = proven // the plan proved the partitions before it done (see planProven)
 	}
-	return m.Partitions(first, to), notes, false, nil
+	return between(m, first, to), notes, false, nil
 }
 
 // rangeEnd returns the end of the time the range names: of --to, or of

@@ -109,7 +109,7 @@ func staleThroughUpstream(p *models.Project, scope *models.Scope, facts Facts, s
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range append(append([]Step{}, plan.Steps...), plan.Blocked...) {
+	for _, st := range append(plan.Steps(), plan.Blocked()...) {
 		if st.Conditional || st.Reason == ReasonRefresh {
 			continue
 		}

@@ -30,7 +30,8 @@ func (r *Reader) Explain(ctx context.Context, plan *Plan) ([]Change, error) {
 	}
 	counts := map[key]int{}
 	var order []key
-	for _, st := range plan.Steps {
+	for _, r := range plan.Runs() {
+		st := r.Step
 		if st.Reason != ReasonStale || st.Record == nil {
 			continue
 		}
@@ -38,7 +39,7 @@ func (r *Reader) Explain(ctx context.Context, plan *Plan) ([]Change, error) {
 		if counts[k] == 0 {
 			order = append(order, k)
 		}
-		counts[k]++
+		counts[k] += r.N
 	}
 	if len(order) == 0 {
 		return nil, nil
