@@ -221,7 +221,7 @@ func BenchmarkNothingToDo(b *testing.B) {
 		b.Skip("builds a 3.65-million-row ledger")
 	}
 	for _, days := range []int{365, 3650} {
-		dir := nothingToDoProject(b, 1000, days)
+		dir := chainsProject(b, 1000, days)
 		now := "--now=" + time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days).Add(time.Hour).Format(time.RFC3339)
 		for _, cmd := range [][]string{{"plan", now, "--output", "json"}, {"run", now, "--yes", "--quiet"}} {
 			b.Run(fmt.Sprintf("history=%dd/%s", days, cmd[0]), func(b *testing.B) {
@@ -246,9 +246,42 @@ func BenchmarkNothingToDo(b *testing.B) {
 	}
 }
 
-// nothingToDoProject writes a project of n daily models over days days
-// with a DuckDB warehouse holding all of it, and returns its folder.
-func nothingToDoProject(b *testing.B, n, days int) string {
+// BenchmarkInitialPlan runs refill plan in-process on the project
+// BenchmarkNothingToDo builds, 1,000 daily models over ten years, before
+// anything is built: every one of its 3.65 million partitions is missing.
+// The text plan prints a line per model; the JSON plan, a step per
+// partition (its contract).
+func BenchmarkInitialPlan(b *testing.B) {
+	const days = 3650
+	dir := chainsProject(b, 1000, 0)
+	now := "--now=" + time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days).Add(time.Hour).Format(time.RFC3339)
+	for _, output := range []string{"text", "json"} {
+		b.Run(output, func(b *testing.B) {
+			var peak uint64
+			var stdout strings.Builder
+			for b.Loop() {
+				stdout.Reset()
+				stop := sampleHeap(&peak)
+				code := Do(context.Background(), nil, []string{"--project", dir, "plan", now, "--output", output}, strings.NewReader(""), &stdout, io.Discard)
+				stop()
+				if code != 0 {
+					b.Fatalf("refill plan: exit %d", code)
+				}
+			}
+			if want := "3650000 partitions in 1000 models"; output == "text" && !strings.Contains(stdout.String(), want) {
+				b.Fatalf("refill plan does not say %q:\n%.2000s", want, stdout.String())
+			}
+			b.ReportMetric(float64(1000*days), "partitions")
+			b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+		})
+	}
+}
+
+// chainsProject writes a project of n daily models (chains of ten, each
+// reading the one before) with a DuckDB warehouse holding days days of
+// each (none: only the source and the ledger's tables), and returns its
+// folder.
+func chainsProject(b *testing.B, n, days int) string {
 	b.Helper()
 	dir := b.TempDir()
 	write(b, dir, "refill.yml", "targets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\n")
@@ -292,6 +325,9 @@ func nothingToDoProject(b *testing.B, n, days int) string {
 	first := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
 	const ts = "2006-01-02 15:04:05.000"
 	for i, m := range p.Graph.Order {
+		if days == 0 {
+			break
+		}
 		fp := m.Version(scope).Fingerprint
 		for _, part := range m.Partitions(first, first.AddDate(0, 0, days-1)) {
 			started := part.End.Add(time.Duration(i) * time.Second)
@@ -305,7 +341,9 @@ func nothingToDoProject(b *testing.B, n, days int) string {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	mustExec(fmt.Sprintf("COPY refill.partitions FROM '%s' (HEADER false, NULLSTR '')", csvPath))
+	if days > 0 {
+		mustExec(fmt.Sprintf("COPY refill.partitions FROM '%s' (HEADER false, NULLSTR '')", csvPath))
+	}
 	return dir
 }
 
