@@ -572,7 +572,7 @@ func (pl *planner) propagate(m *models.Model) error {
 // propagate adds steps to them.
 type haveIndex struct {
 	runs  []Run          // m's runs when propagate began, sorted (time partitions only)
-	keys  map[string]int // by key: the runs of other models, and the steps added since
+	keys  map[string]int // by key: the runs of a model not partitioned by time, and the steps added since
 	timed bool
 }
 
@@ -1272,14 +1272,21 @@ func dependentPartitions(m, up *models.Model, runs []Run, l *ledger) []models.Pa
 // sortPartitions orders time partitions by start and list partitions as
 // the model lists its values.
 func sortPartitions(m *models.Model, parts []models.Partition) {
+	sortByPartition(m, parts, func(p *models.Partition) *models.Partition { return p })
+}
+
+// sortByPartition orders xs, things of model m, by their partitions
+// (part): time partitions by start, list partitions as the model lists
+// its values.
+func sortByPartition[T any](m *models.Model, xs []T, part func(*T) *models.Partition) {
 	if m.Kind() == models.ListPartitioned {
 		pos := valuePositions(m)
-		slices.SortStableFunc(parts, func(a, b models.Partition) int { return pos[a.Key] - pos[b.Key] })
+		slices.SortStableFunc(xs, func(a, b T) int { return pos[part(&a).Key] - pos[part(&b).Key] })
 		return
 	}
-	byStart := func(a, b models.Partition) int { return a.Start.Compare(b.Start) }
-	if !slices.IsSortedFunc(parts, byStart) {
-		slices.SortStableFunc(parts, byStart)
+	byStart := func(a, b T) int { return part(&a).Start.Compare(part(&b).Start) }
+	if !slices.IsSortedFunc(xs, byStart) {
+		slices.SortStableFunc(xs, byStart)
 	}
 }
 

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"iter"
-	"slices"
 
 	"github.com/refill/refill/models"
 )
@@ -69,18 +68,8 @@ func appendRun(runs []Run, r Run) []Run {
 // sortRuns orders one model's runs: a time partition's by start, a list's
 // as the model lists its values.
 func sortRuns(runs []Run) {
-	if len(runs) == 0 {
-		return
-	}
-	m := runs[0].Model
-	if m.Kind() == models.ListPartitioned {
-		pos := valuePositions(m)
-		slices.SortStableFunc(runs, func(a, b Run) int { return pos[a.Partition.Key] - pos[b.Partition.Key] })
-		return
-	}
-	byStart := func(a, b Run) int { return a.Partition.Start.Compare(b.Partition.Start) }
-	if !slices.IsSortedFunc(runs, byStart) {
-		slices.SortStableFunc(runs, byStart)
+	if len(runs) > 0 {
+		sortByPartition(runs[0].Model, runs, func(r *Run) *models.Partition { return &r.Partition })
 	}
 }
 
