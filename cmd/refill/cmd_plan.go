@@ -38,9 +38,11 @@ would compute with the same flags, grouped by model, with the reason for each:
   forced     --mode all
   rebuild    --full-refresh, or on_schema_change: rebuild and its columns changed
 
-A partition that reads upstream partitions which are missing or failed, and
-which the run does not build, is blocked: listed, but not run (select +MODEL
-to build the upstream too, or pass --allow-missing-upstream to run it anyway).
+A partition that reads upstream partitions which are missing, failed or
+unfinished (a killed run's), and which the run does not build, is blocked:
+listed, but not run. The plan says, per model, what its blocked partitions
+wait for and the command that builds it (or pass --allow-missing-upstream to
+run them anyway).
 
 Plan never writes: it opens DuckDB files read-only and creates nothing.
 
@@ -329,8 +331,9 @@ func (a *app) printPlan(w io.Writer, t *session, p *plan.Plan, offline bool) {
 		fmt.Fprintln(w, "Nothing to run.")
 	}
 	if p.LenBlocked() > 0 {
-		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are missing or failed and that this run does not build;\n"+
-			"select +MODEL to build those too, or pass --allow-missing-upstream to run them anyway.\n", plan.Plural(p.LenBlocked(), "partition"))
+		fmt.Fprintf(w, "%s blocked: they read upstream partitions that are not there and that this run does not build:\n", plan.Plural(p.LenBlocked(), "partition"))
+		printBlockedModels(w, p)
+		fmt.Fprintln(w, "--allow-missing-upstream runs them anyway, from what the upstream tables hold.")
 	}
 	if a.verbose {
 		fmt.Fprintln(w)

@@ -343,8 +343,11 @@ type blockedModelJSON struct {
 	Model      string `json:"model"`
 	Partitions int    `json:"partitions"`
 	WaitsFor   string `json:"waits_for"` // "staging.orders 2024-01-02"
-	State      string `json:"state"`     // missing, failed, pending or drift
-	Command    string `json:"command"`   // what builds it
+	// WaitsThrough, when they wait for several failed or unfinished
+	// partitions of that model, is the key of the last of them.
+	WaitsThrough string `json:"waits_through,omitempty"`
+	State        string `json:"state"`   // missing, failed, pending or drift
+	Command      string `json:"command"` // what builds it
 }
 
 func runJSON(s *runner.Summary, pl *plan.Plan) runOutput {
@@ -353,7 +356,7 @@ func runJSON(s *runner.Summary, pl *plan.Plan) runOutput {
 		BlockedReasons: map[string]int{}, BlockedModels: []blockedModelJSON{}}
 	for _, b := range blockedModels(pl) {
 		out.BlockedModels = append(out.BlockedModels, blockedModelJSON{Model: b.model, Partitions: b.n,
-			WaitsFor: b.root.Model + " " + b.root.Partition, State: string(b.root.State), Command: b.command})
+			WaitsFor: b.root.Model + " " + b.root.Partition, WaitsThrough: b.root.Through, State: string(b.root.State), Command: b.command})
 		for state, n := range b.byState {
 			out.BlockedReasons[state] += n
 		}
@@ -416,10 +419,7 @@ func (a *app) printSummary(w io.Writer, s *session, sum *runner.Summary, pl *pla
 	}
 	if len(blockedParts) > 0 {
 		fmt.Fprintf(w, "Incomplete: %s of the selection not built; they read upstream partitions that are not there:\n", plan.Plural(len(blockedParts), "partition"))
-		for _, b := range blockedModels(pl) {
-			fmt.Fprintf(w, "  %s (%s): waits for %s %s (%s)\n    to build it: %s\n", b.model, plan.Plural(b.n, "partition"),
-				b.root.Model, b.root.Partition, blockerState(b.root.State), b.command)
-		}
+		printBlockedModels(w, pl)
 		if a.verbose {
 			for _, p := range blockedParts {
 				fmt.Fprintf(w, "  %s %s: %v\n", p.Model, p.Partition, p.Err)
@@ -593,8 +593,28 @@ func blockedModels(pl *plan.Plan) []*blockedModel {
 	return out
 }
 
-// blockerState says what is wrong with a blocking upstream partition.
-func blockerState(r plan.Reason) string {
+// printBlockedModels prints, per model with blocked partitions, what they
+// wait for and the command that builds it.
+func printBlockedModels(w io.Writer, pl *plan.Plan) {
+	for _, b := range blockedModels(pl) {
+		waits := b.root.Model + " " + b.root.Partition
+		if b.root.Through != "" {
+			waits += " through " + b.root.Through
+		}
+		fmt.Fprintf(w, "  %s (%s): waits for %s (%s)\n    to build it: %s\n", b.model, plan.Plural(b.n, "partition"),
+			waits, blockerState(b.root.State, b.root.Through != ""), b.command)
+	}
+}
+
+// blockerState says what is wrong with a blocking upstream partition, or
+// with several of them.
+func blockerState(r plan.Reason, several bool) string {
+	switch {
+	case r == plan.ReasonFailed && several:
+		return "their last attempts failed"
+	case r == plan.ReasonPending && several:
+		return "their last publications may not have finished"
+	}
 	switch r {
 	case plan.ReasonMissing:
 		return "never built"
@@ -623,11 +643,17 @@ func buildCommand(m *models.Model, root plan.Blocker, sel plan.Selection) string
 			rng += " --to " + sel.To
 		}
 	}
+	// The upstream partitions themselves, and only them: one, or the
+	// stretch from the first to the last unfinished one it reads.
+	those := " --partitions " + root.Partition
+	if root.Through != "" {
+		those = " --from " + root.Partition + " --to " + root.Through
+	}
 	switch root.State {
 	case plan.ReasonFailed:
-		return fmt.Sprintf("fix %s, then refill run %s --partitions %s (refill status %s --list shows the error)", root.Model, root.Model, root.Partition, root.Model)
+		return fmt.Sprintf("fix %s, then refill run %s%s (refill status %s --list shows the error)", root.Model, root.Model, those, root.Model)
 	case plan.ReasonPending, plan.ReasonDrift:
-		return fmt.Sprintf("refill run %s --partitions %s", root.Model, root.Partition)
+		return "refill run " + root.Model + those
 	}
 	if root.Model == m.Name && m.Kind() == models.TimePartitioned {
 		// Its own past: the chain from its first partition.

@@ -43,6 +43,11 @@ type Step struct {
 type Blocker struct {
 	Model, Partition string
 	State            Reason
+	// Through, when the step reads several partitions of Model whose
+	// last attempt failed or whose publication may not have finished,
+	// is the key of the last of them (Partition is the first): what one
+	// command must build for the step to run. Empty otherwise.
+	Through string
 }
 
 // Plan is what a run would do: the selected models and, in an order that
@@ -770,7 +775,7 @@ func blockRebuild(m *models.Model, runs []Run) []Run {
 			st.Reason = ReasonBlocked
 			st.Detail = fmt.Sprintf("the rebuild of %s needs every partition, and %s is blocked: %s", m.Name, blocked.Partition.Key, blocked.Detail)
 			st.Cause = "the rebuild needs every partition, and some are blocked"
-			st.BlockedBy = &Blocker{m.Name, blocked.Partition.Key, ReasonBlocked}
+			st.BlockedBy = &Blocker{Model: m.Name, Partition: blocked.Partition.Key, State: ReasonBlocked}
 		}
 		out = appendStep(out, st)
 	}
@@ -940,11 +945,11 @@ func (pl *planner) unreadable(m *models.Model, p models.Partition, own map[strin
 		if reason, planned := own[prev.Key]; planned {
 			if reason == ReasonBlocked {
 				return &blockage{fmt.Sprintf("reads its own earlier partition %s, which is blocked", prev.Key), "reads its own blocked partitions",
-					Blocker{m.Name, prev.Key, ReasonBlocked}}, nil
+					Blocker{Model: m.Name, Partition: prev.Key, State: ReasonBlocked}}, nil
 			}
 		} else if r := pl.a.ledger.record(m.Name, prev.Key); r == nil || !r.State.Published() {
 			return &blockage{fmt.Sprintf("reads its own earlier partition %s, which is not built", prev.Key),
-				"reads its own earlier partitions, which are not built (run from the first one)", Blocker{m.Name, prev.Key, ReasonMissing}}, nil
+				"reads its own earlier partitions, which are not built (run from the first one)", Blocker{Model: m.Name, Partition: prev.Key, State: ReasonMissing}}, nil
 		}
 	}
 	for _, up := range m.Upstream {
@@ -996,7 +1001,7 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 		// never built: it has no table to read yet.
 		first := up.PartitionAt(up.Config.Start)
 		return &blockage{fmt.Sprintf("reads %s, which was never built: it has no table yet (its first partition is %s)", up.Name, first.Key),
-			fmt.Sprintf("reads %s, which has no table yet", up.Name), Blocker{up.Name, first.Key, ReasonMissing}}, nil
+			fmt.Sprintf("reads %s, which has no table yet", up.Name), Blocker{Model: up.Name, Partition: first.Key, State: ReasonMissing}}, nil
 	}
 	for _, q := range reads {
 		// p reaches past the range's end (a month holding its last
@@ -1004,7 +1009,7 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 		// range does not build, q is not yet, as a partition not
 		// complete yet.
 		pastRange := m.Kind() == models.TimePartitioned && !pl.rangeEnd.IsZero() && !q.Start.Before(pl.rangeEnd) && p.End.After(pl.rangeEnd)
-		by := Blocker{up.Name, q.Key, ""}
+		by := Blocker{Model: up.Name, Partition: q.Key, State: ""}
 		if r := pl.plannedRun(up, q); r != nil && pl.selected[up] {
 			if r.Reason == ReasonBlocked {
 				by.State = ReasonBlocked
@@ -1027,11 +1032,11 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 			// the range does not rebuild it: as if never built (below).
 			return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
 		case rec != nil && rec.State == adapters.RecordFailed:
-			by.State = ReasonFailed
+			by.State, by.Through = ReasonFailed, pl.lastIn(up, reads, q, rec.State)
 			return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
 				fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
 		case rec != nil && rec.State == adapters.RecordPending:
-			by.State = ReasonPending
+			by.State, by.Through = ReasonPending, pl.lastIn(up, reads, q, rec.State)
 			return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
 				fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
 		case up.Kind() == models.TimePartitioned && q.Start.After(limit):
@@ -1052,6 +1057,20 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 		}
 	}
 	return nil, nil
+}
+
+// lastIn returns the key of the last partition of up among reads, after
+// first, whose record is in state s; empty when there is none.
+func (pl *planner) lastIn(up *models.Model, reads []models.Partition, first models.Partition, s adapters.RecordState) string {
+	last := ""
+	for _, q := range reads {
+		if q.Start.After(first.Start) {
+			if rec := pl.a.ledger.record(up.Name, q.Key); rec != nil && rec.State == s {
+				last = q.Key
+			}
+		}
+	}
+	return last
 }
 
 // provenBuilt reports whether partition q of up, whose record the plan did
