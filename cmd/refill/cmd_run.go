@@ -343,8 +343,8 @@ type blockedModelJSON struct {
 	Model      string `json:"model"`
 	Partitions int    `json:"partitions"`
 	WaitsFor   string `json:"waits_for"` // "staging.orders 2024-01-02"
-	// WaitsThrough, when they wait for several failed or unfinished
-	// partitions of that model, is the key of the last of them.
+	// WaitsThrough, when they wait for several partitions of that model
+	// in that state, is the key of the last of them.
 	WaitsThrough string `json:"waits_through,omitempty"`
 	State        string `json:"state"`   // missing, failed, pending or drift
 	Command      string `json:"command"` // what builds it
@@ -643,8 +643,8 @@ func buildCommand(m *models.Model, root plan.Blocker, sel plan.Selection) string
 			rng += " --to " + sel.To
 		}
 	}
-	// The upstream partitions themselves, and only them: one, or the
-	// stretch from the first to the last unfinished one it reads.
+	// The upstream partitions themselves: one, or the stretch from the
+	// first to the last of those it reads.
 	those := " --partitions " + root.Partition
 	if root.Through != "" {
 		those = " --from " + root.Partition + " --to " + root.Through
@@ -654,6 +654,11 @@ func buildCommand(m *models.Model, root plan.Blocker, sel plan.Selection) string
 		return fmt.Sprintf("fix %s, then refill run %s%s (refill status %s --list shows the error)", root.Model, root.Model, those, root.Model)
 	case plan.ReasonPending, plan.ReasonDrift:
 		return "refill run " + root.Model + those
+	}
+	if root.PastRange && root.Model != m.Name {
+		// Past the range, which does not build it: those partitions
+		// and what they read.
+		return "refill run +" + root.Model + those
 	}
 	if root.Model == m.Name && m.Kind() == models.TimePartitioned {
 		// Its own past: the chain from its first partition.

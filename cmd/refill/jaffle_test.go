@@ -142,12 +142,12 @@ func TestJaffleLiveness(t *testing.T) {
 			customers = &out.BlockedModels[i]
 		}
 	}
-	if customers == nil || customers.WaitsFor != "staging.stg_orders 2018-01-01" || customers.State != "missing" ||
+	if customers == nil || customers.WaitsFor != "staging.stg_orders 2018-01-01" || customers.WaitsThrough != "2018-01-31" || customers.State != "missing" ||
 		customers.Command != "refill run +marts.customers --from 2018-02-01 --to 2018-02-28" || out.BlockedReasons["missing"] == 0 {
 		t.Fatalf("the blocked customers mart: %+v, reasons %v", out.BlockedModels, out.BlockedReasons)
 	}
 	text := refill(t, dir, "run", "--from", "2018-02-01", "--to", "2018-02-28", jaffleNow, "--yes")
-	if text.code != exitIncomplete || !strings.Contains(text.stdout, "marts.customers (1 partition): waits for staging.stg_orders 2018-01-01 (never built)") ||
+	if text.code != exitIncomplete || !strings.Contains(text.stdout, "marts.customers (1 partition): waits for staging.stg_orders 2018-01-01 through 2018-01-31 (never built)") ||
 		!strings.Contains(text.stdout, "to build it: refill run +marts.customers --from 2018-02-01 --to 2018-02-28") {
 		t.Errorf("the text summary of a blocked run: exit %d\n%s", text.code, text.stdout)
 	}

@@ -1200,7 +1200,7 @@ func (o *oracle) finishRange() {
 	rng := []string{"--from", oracleFirst.Format("2006-01-02"), "--to", o.through.AddDate(0, 0, -1).Format("2006-01-02"), oracleNow}
 	r := o.refill(append(append([]string{"run"}, rng...), "--yes", "--output", "json")...)
 	o.logf("final: refill run %s -> exit %d", strings.Join(rng, " "), r.code)
-	if r.code == exitIncomplete && o.unblockPastRange(r.stdout) {
+	for i := 0; i < 3 && r.code == exitIncomplete && o.unblockPastRange(r.stdout); i++ {
 		r = o.refill(append(append([]string{"run"}, rng...), "--yes", "--output", "json")...)
 		o.logf("final, again: refill run %s -> exit %d", strings.Join(rng, " "), r.code)
 	}
@@ -1246,12 +1246,12 @@ func (o *oracle) finishRange() {
 
 // unblockPastRange handles the one way the final run over the range may
 // rightly stop short: a whole-table or list model reads the whole of an
-// upstream table, which holds partitions past the range that an earlier,
-// killed or failed run left unfinished; the range does not rebuild them,
-// so the model must wait (exit 5). It reports whether every blocked model
-// of the run's output waits only for such partitions, as the ledger says,
-// and then runs the command the output gives for each, as a user would;
-// each must exit 0.
+// upstream table, which holds partitions past the range (an earlier run
+// built them, or a killed one left them unfinished); those that are not
+// done, or not there before them, the range does not build, so the model
+// must wait (exit 5). It reports whether every blocked model of the run's
+// output waits only for such partitions, as the ledger says, and then runs
+// the command the output gives for each, as a user would; each must exit 0.
 func (o *oracle) unblockPastRange(stdout string) bool {
 	var out runOutput
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.BlockedModels) == 0 {
@@ -1262,8 +1262,12 @@ func (o *oracle) unblockPastRange(stdout string) bool {
 	for _, b := range out.BlockedModels {
 		model, key, _ := strings.Cut(b.WaitsFor, " ")
 		m := o.project().ModelByName(model)
-		if m == nil || m.Kind() != models.TimePartitioned || (b.State != "pending" && b.State != "failed") ||
-			led[b.WaitsFor].state != b.State {
+		rec, recorded := led[b.WaitsFor]
+		switch {
+		case m == nil || m.Kind() != models.TimePartitioned:
+			return false
+		case b.State == "missing" && recorded, (b.State == "pending" || b.State == "failed") && rec.state != b.State,
+			b.State != "missing" && b.State != "pending" && b.State != "failed":
 			return false
 		}
 		if p, err := models.ParsePeriod(key, time.UTC); err != nil || p.Start.Before(o.through) {

@@ -43,11 +43,15 @@ type Step struct {
 type Blocker struct {
 	Model, Partition string
 	State            Reason
-	// Through, when the step reads several partitions of Model whose
-	// last attempt failed or whose publication may not have finished,
-	// is the key of the last of them (Partition is the first): what one
+	// Through, when the step reads several partitions of Model in
+	// State (never built, failed, or their publication unfinished), is
+	// the key of the last of them (Partition is the first): what one
 	// command must build for the step to run. Empty otherwise.
 	Through string
+	// PastRange says Partition lies after the end of the selection's
+	// range, which does not build it: a whole-table or list model reads
+	// its upstream's whole table, and that holds partitions past the range.
+	PastRange bool
 }
 
 // Plan is what a run would do: the selected models and, in an order that
@@ -1009,7 +1013,7 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 		// range does not build, q is not yet, as a partition not
 		// complete yet.
 		pastRange := m.Kind() == models.TimePartitioned && !pl.rangeEnd.IsZero() && !q.Start.Before(pl.rangeEnd) && p.End.After(pl.rangeEnd)
-		by := Blocker{Model: up.Name, Partition: q.Key, State: ""}
+		by := Blocker{Model: up.Name, Partition: q.Key, PastRange: !pl.rangeEnd.IsZero() && !q.Start.Before(pl.rangeEnd)}
 		if r := pl.plannedRun(up, q); r != nil && pl.selected[up] {
 			if r.Reason == ReasonBlocked {
 				by.State = ReasonBlocked
@@ -1032,11 +1036,11 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 			// the range does not rebuild it: as if never built (below).
 			return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
 		case rec != nil && rec.State == adapters.RecordFailed:
-			by.State, by.Through = ReasonFailed, pl.lastIn(up, reads, q, rec.State)
+			by.State, by.Through = ReasonFailed, pl.lastIn(up, reads, q, pl.inState(up, rec.State))
 			return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
 				fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
 		case rec != nil && rec.State == adapters.RecordPending:
-			by.State, by.Through = ReasonPending, pl.lastIn(up, reads, q, rec.State)
+			by.State, by.Through = ReasonPending, pl.lastIn(up, reads, q, pl.inState(up, rec.State))
 			return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
 				fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
 		case up.Kind() == models.TimePartitioned && q.Start.After(limit):
@@ -1052,6 +1056,10 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 				how, hows = "it is outside this run's range or mode", "they are outside this run's range or mode"
 			}
 			by.State = ReasonMissing
+			by.Through = pl.lastIn(up, reads, q, func(q models.Partition) bool {
+				return pl.a.ledger.record(up.Name, q.Key) == nil && !pl.provenBuilt(up, q) && !q.Start.After(limit) &&
+					(pl.plannedRun(up, q) == nil || !pl.selected[up])
+			})
 			return &blockage{fmt.Sprintf("reads %s %s, which was never built (%s)", up.Name, q.Key, how),
 				fmt.Sprintf("reads partitions of %s that were never built (%s)", up.Name, hows), by}, nil
 		}
@@ -1059,18 +1067,24 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 	return nil, nil
 }
 
-// lastIn returns the key of the last partition of up among reads, after
-// first, whose record is in state s; empty when there is none.
-func (pl *planner) lastIn(up *models.Model, reads []models.Partition, first models.Partition, s adapters.RecordState) string {
+// lastIn returns the key of the last partition among reads, after first,
+// that is like it; empty when there is none.
+func (pl *planner) lastIn(up *models.Model, reads []models.Partition, first models.Partition, like func(models.Partition) bool) string {
 	last := ""
 	for _, q := range reads {
-		if q.Start.After(first.Start) {
-			if rec := pl.a.ledger.record(up.Name, q.Key); rec != nil && rec.State == s {
-				last = q.Key
-			}
+		if q.Start.After(first.Start) && like(q) {
+			last = q.Key
 		}
 	}
 	return last
+}
+
+// inState says whether a partition of up has a record in state s.
+func (pl *planner) inState(up *models.Model, s adapters.RecordState) func(models.Partition) bool {
+	return func(q models.Partition) bool {
+		rec := pl.a.ledger.record(up.Name, q.Key)
+		return rec != nil && rec.State == s
+	}
 }
 
 // provenBuilt reports whether partition q of up, whose record the plan did
