@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -88,7 +91,7 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 				out := planJSON(t, pl)
 				out.Estimates = estimatesJSON(estimates)
 				out.Changes = changesJSON(changes)
-				return writeJSON(a.stdout, out)
+				return writePlanJSON(a.stdout, out, pl)
 			}
 			a.printPlan(a.stdout, t, pl, f.offline)
 			printEstimates(a.stdout, estimates)
@@ -219,19 +222,72 @@ func humanCount(v int64, unit string) string {
 	return fmt.Sprintf("~%.1fP%s", f, unit)
 }
 
+// planJSON returns the JSON document of plan p but its steps and blocked
+// steps, which writePlanJSON writes one at a time.
 func planJSON(t *session, p *plan.Plan) planOutput {
 	out := planOutput{Target: t.target.Name, Adapter: t.info.Name, Guarantee: t.info.Guarantee, PublishTogether: t.info.MultiTable,
 		Models: modelNames(p.Models), Steps: []planStepJSON{}, Blocked: []planStepJSON{}, Notes: p.Notes}
 	if out.Notes == nil {
 		out.Notes = []string{}
 	}
-	for s := range p.AllSteps() {
-		out.Steps = append(out.Steps, stepJSON(s))
-	}
-	for _, s := range p.Blocked() {
-		out.Blocked = append(out.Blocked, stepJSON(s))
-	}
 	return out
+}
+
+// writePlanJSON writes out with the steps and blocked steps of p as
+// writeJSON would write it with them filled in, byte for byte, but one
+// step at a time: the JSON plan of an initial backfill of millions of
+// partitions is never held whole. out's Steps and Blocked must be empty.
+func writePlanJSON(w io.Writer, out planOutput, p *plan.Plan) error {
+	doc, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	blocked := func(yield func(plan.Step) bool) {
+		for _, r := range p.BlockedRuns() {
+			for s := range r.Steps() {
+				if !yield(s) {
+					return
+				}
+			}
+		}
+	}
+	for _, list := range []struct {
+		key   string
+		steps iter.Seq[plan.Step]
+	}{{"steps", p.AllSteps()}, {"blocked", blocked}} {
+		// MarshalIndent wrote the empty list as `"key": []` on a line
+		// of its own at the top level: the elements go between the
+		// brackets, indented as one level deeper.
+		marker := []byte("\n  \"" + list.key + "\": [")
+		i := bytes.Index(doc, marker)
+		if i < 0 || !bytes.HasPrefix(doc[i+len(marker):], []byte("]")) {
+			return fmt.Errorf("internal error: no empty %q in the plan's JSON", list.key)
+		}
+		bw.Write(doc[:i+len(marker)])
+		doc = doc[i+len(marker):]
+		n := 0
+		for s := range list.steps {
+			step, err := json.MarshalIndent(stepJSON(s), "    ", "  ")
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n    ")
+			if _, err := bw.Write(step); err != nil {
+				return err // the reader is gone: stop encoding
+			}
+			n++
+		}
+		if n > 0 {
+			bw.WriteString("\n  ")
+		}
+	}
+	bw.Write(doc)
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 func stepJSON(s plan.Step) planStepJSON {

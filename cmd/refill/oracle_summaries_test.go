@@ -45,8 +45,12 @@ func (o *oracle) checkPlans() {
 		}
 		// As refill plan --output json prints them.
 		var got, want strings.Builder
-		writeJSON(&got, planJSON(s, fast))
-		writeJSON(&want, planJSON(s, full))
+		if err := writePlanJSON(&got, planJSON(s, fast), fast); err != nil {
+			o.t.Fatal(err)
+		}
+		if err := writePlanJSON(&want, planJSON(s, full), full); err != nil {
+			o.t.Fatal(err)
+		}
 		if got.String() != want.String() {
 			o.errorf("plan %+v from the ledger's summaries:\n%s\nfrom every record:\n%s", sel, got.String(), want.String())
 		}
