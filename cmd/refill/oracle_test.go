@@ -1270,7 +1270,8 @@ func (o *oracle) unblockPastRange(stdout string) bool {
 			b.State != "missing" && b.State != "pending" && b.State != "failed":
 			return false
 		}
-		if p, err := models.ParsePeriod(key, time.UTC); err != nil || p.Start.Before(o.through) {
+		p, err := models.ParsePeriod(key, time.UTC)
+		if err != nil || p.Start.Before(o.through) || !o.holdsFrom(led, model, p.Start) {
 			return false
 		}
 		cmd := b.Command[strings.Index(b.Command, "refill run ")+len("refill "):]
@@ -1286,6 +1287,21 @@ func (o *oracle) unblockPastRange(stdout string) bool {
 		o.ran(r.code, r.stdout, false)
 	}
 	return true
+}
+
+// holdsFrom reports whether, by the ledger led, the table of model may
+// hold rows of a partition starting at or after start: a whole-table read
+// of it then reads there.
+func (o *oracle) holdsFrom(led map[string]ledgerRecord, model string, start time.Time) bool {
+	for _, rec := range led {
+		if rec.model != model || rec.state != "done" && rec.state != "partial" && rec.state != "pending" {
+			continue
+		}
+		if p, err := models.ParsePeriod(rec.key, time.UTC); err == nil && !p.Start.Before(start) {
+			return true
+		}
+	}
+	return false
 }
 
 // held returns the partitions ("model key") whose rows the tables hold, by
