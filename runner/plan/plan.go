@@ -1036,11 +1036,11 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 			// the range does not rebuild it: as if never built (below).
 			return nil, &waitNote{up: up, upKey: q.Key, past: pl.rangeEnd}
 		case rec != nil && rec.State == adapters.RecordFailed:
-			by.State, by.Through = ReasonFailed, pl.lastIn(up, reads, q, pl.inState(up, rec.State))
+			by.State, by.Through = ReasonFailed, lastLike(reads, q, pl.inState(up, rec.State))
 			return &blockage{fmt.Sprintf("reads %s %s, which failed: %s", up.Name, q.Key, firstLine(rec.Error)),
 				fmt.Sprintf("reads failed partitions of %s", up.Name), by}, nil
 		case rec != nil && rec.State == adapters.RecordPending:
-			by.State, by.Through = ReasonPending, pl.lastIn(up, reads, q, pl.inState(up, rec.State))
+			by.State, by.Through = ReasonPending, lastLike(reads, q, pl.inState(up, rec.State))
 			return &blockage{fmt.Sprintf("reads %s %s, whose last publication may not have finished", up.Name, q.Key),
 				fmt.Sprintf("reads partitions of %s whose publication may not have finished", up.Name), by}, nil
 		case up.Kind() == models.TimePartitioned && q.Start.After(limit):
@@ -1056,7 +1056,7 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 				how, hows = "it is outside this run's range or mode", "they are outside this run's range or mode"
 			}
 			by.State = ReasonMissing
-			by.Through = pl.lastIn(up, reads, q, func(q models.Partition) bool {
+			by.Through = lastLike(reads, q, func(q models.Partition) bool {
 				return pl.a.ledger.record(up.Name, q.Key) == nil && !pl.provenBuilt(up, q) && !q.Start.After(limit) &&
 					(pl.plannedRun(up, q) == nil || !pl.selected[up])
 			})
@@ -1067,9 +1067,9 @@ func (pl *planner) unreadableUp(m *models.Model, p models.Partition, up *models.
 	return nil, nil
 }
 
-// lastIn returns the key of the last partition among reads, after first,
+// lastLike returns the key of the last partition among reads, after first,
 // that is like it; empty when there is none.
-func (pl *planner) lastIn(up *models.Model, reads []models.Partition, first models.Partition, like func(models.Partition) bool) string {
+func lastLike(reads []models.Partition, first models.Partition, like func(models.Partition) bool) string {
 	last := ""
 	for _, q := range reads {
 		if q.Start.After(first.Start) && like(q) {
