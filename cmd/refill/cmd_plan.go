@@ -243,19 +243,10 @@ func writePlanJSON(w io.Writer, out planOutput, p *plan.Plan) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	blocked := func(yield func(plan.Step) bool) {
-		for _, r := range p.BlockedRuns() {
-			for s := range r.Steps() {
-				if !yield(s) {
-					return
-				}
-			}
-		}
-	}
 	for _, list := range []struct {
 		key   string
 		steps iter.Seq[plan.Step]
-	}{{"steps", p.AllSteps()}, {"blocked", blocked}} {
+	}{{"steps", p.AllSteps()}, {"blocked", p.AllBlocked()}} {
 		// MarshalIndent wrote the empty list as `"key": []` on a line
 		// of its own at the top level: the elements go between the
 		// brackets, indented as one level deeper.

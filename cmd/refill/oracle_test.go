@@ -1257,17 +1257,26 @@ func (o *oracle) unblockPastRange(stdout string) bool {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.BlockedModels) == 0 {
 		return false
 	}
-	led := o.ledger()
+	led, proj := o.ledger(), o.project()
 	var commands [][]string
 	for _, b := range out.BlockedModels {
 		model, key, _ := strings.Cut(b.WaitsFor, " ")
-		m := o.project().ModelByName(model)
-		rec, recorded := led[b.WaitsFor]
-		switch {
-		case m == nil || m.Kind() != models.TimePartitioned:
+		if m := proj.ModelByName(model); m == nil || m.Kind() != models.TimePartitioned {
 			return false
-		case b.State == "missing" && recorded, (b.State == "pending" || b.State == "failed") && rec.state != b.State,
-			b.State != "missing" && b.State != "pending" && b.State != "failed":
+		}
+		// The ledger must agree: no record of a missing partition, a
+		// record in that state of a pending or failed one.
+		rec, recorded := led[b.WaitsFor]
+		switch b.State {
+		case "missing":
+			if recorded {
+				return false
+			}
+		case "pending", "failed":
+			if !recorded || rec.state != b.State {
+				return false
+			}
+		default:
 			return false
 		}
 		p, err := models.ParsePeriod(key, time.UTC)

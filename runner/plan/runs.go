@@ -134,6 +134,10 @@ func (p *Plan) AllSteps() iter.Seq[Step] { return each(p.runs) }
 // partition. Selection.AllowMissingUpstream runs them instead.
 func (p *Plan) Blocked() []Step { return expand(p.blocked) }
 
+// AllBlocked yields every blocked partition, as Blocked does, without
+// holding them all.
+func (p *Plan) AllBlocked() iter.Seq[Step] { return each(p.blocked) }
+
 // addRuns adds runs to the plan's, blocked ones apart.
 func (p *Plan) addRuns(runs []Run) {
 	for _, r := range runs {
