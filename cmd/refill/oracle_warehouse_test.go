@@ -19,6 +19,7 @@ import (
 	"github.com/refill/refill/adapters/clickhouse"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
 )
 
 // The warehouses the oracle runs its cases on. A case's commands run on
@@ -398,7 +399,7 @@ func (w *clickhouseWarehouse) merge() {
 }
 
 // snapshot copies into mirror.duckdb the case's tables and source, and its
-// ledger's partitions and runs as the adapter reads them.
+// ledger as the next run reads it (see ledger) and its runs.
 func (w *clickhouseWarehouse) snapshot() string {
 	t := w.t
 	t.Helper()
@@ -429,7 +430,7 @@ func (w *clickhouseWarehouse) snapshot() string {
 	exec(`CREATE TABLE refill.partitions (model VARCHAR, partition_key VARCHAR, state VARCHAR, run_id VARCHAR, row_count BIGINT,
 		started_at TIMESTAMP, published_at TIMESTAMP, window_end TIMESTAMP, fingerprint VARCHAR)`)
 	exec(`CREATE TABLE refill.runs (run_id VARCHAR, status VARCHAR, started_at TIMESTAMP)`)
-	recs, err := w.a.Partitions(ctx, w.tables())
+	recs, err := w.ledger()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,6 +453,40 @@ func (w *clickhouseWarehouse) snapshot() string {
 	}
 	w.fresh = true
 	return path
+}
+
+// ledger returns the case's ledger as the next run reads it: with what
+// the runs the case killed may have published without recording it
+// (whose stages they kept) pending. Until a killed run's leases expire,
+// refill takes it for live, and its records for being written; the case
+// knows it is dead.
+func (w *clickhouseWarehouse) ledger() ([]adapters.Record, error) {
+	ctx := w.t.Context()
+	recs, err := w.a.Partitions(ctx, w.tables())
+	if err != nil {
+		return nil, err
+	}
+	p, err := models.Load(os.DirFS(w.dir), withAdapters(models.LoadOptions{}))
+	if err != nil {
+		return nil, err
+	}
+	r := &plan.Reader{Project: p, Adapter: w.a, Scope: w.scope(p)}
+	pending, err := r.Unrecorded(ctx, nil) // no run is live
+	if err != nil {
+		return nil, err
+	}
+	at := map[string]int{}
+	for i, rec := range recs {
+		at[rec.Model+" "+rec.Partition] = i
+	}
+	for _, rec := range pending {
+		if i, ok := at[rec.Model+" "+rec.Partition]; ok {
+			recs[i] = rec
+		} else {
+			recs = append(recs, rec)
+		}
+	}
+	return recs, nil
 }
 
 // copy copies ClickHouse table from into DuckDB table to, unless from does
