@@ -22,10 +22,10 @@ func (e *execution) warnEmpty() {
 	defer e.mu.Unlock()
 	var warnings []string
 	for _, n := range e.nodes {
-		if n.result.Status != Succeeded || n.result.Rows != 0 || n.step.Reason == plan.ReasonRemove || n.result.Unchanged {
+		if n.result.Status != Succeeded || n.result.Rows != 0 || n.run.Reason == plan.ReasonRemove || n.result.Unchanged {
 			continue
 		}
-		m, p := n.step.Model, n.step.Partition
+		m, p := n.run.Model, n.part
 		for _, up := range m.Upstream {
 			if up == m || m.Kind() == models.TimePartitioned && up.Kind() != models.TimePartitioned {
 				// Its own past, or a whole table it looks things up in,

@@ -117,7 +117,7 @@ func failedDepOutside(n *node, u *unit) string {
 // skipAll settles every node of u not yet final as skipped.
 func (e *execution) skipAll(u *unit, why string) {
 	for _, n := range u.nodes {
-		if !n.done {
+		if !n.done() {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 		}
 	}

@@ -187,7 +187,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	})
 	defer stopHeartbeat()
 
-	e.nodes, e.units = schedule(p, e.batchSize)
+	e.nodes, e.units, e.results = schedule(p, e.batchSize)
 	opts.Observe(Event{Kind: EventStart, Total: len(e.nodes)})
 	if opts.Together {
 		e.together(runCtx)
@@ -235,6 +235,7 @@ type execution struct {
 	observe func(Event)
 	nodes   []*node
 	units   []*unit
+	results []PartitionResult // the nodes' (schedule)
 	summary *Summary
 
 	mu       sync.Mutex
@@ -435,11 +436,11 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 			continue
 		}
-		if n.step.Conditional && !changedDep(n) {
+		if n.run.Conditional && !changedDep(n) {
 			// What it reads was refreshed and came out the same: it is
 			// still done, as its record says.
 			var rows int64
-			if r := n.step.Record; r != nil {
+			if r := n.run.Record; r != nil {
 				rows = r.Rows
 			}
 			e.settle(n, PartitionResult{Status: Succeeded, Rows: rows, Unchanged: true})
@@ -448,7 +449,7 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 		runnable = append(runnable, n)
 	}
 	for _, group := range runs(runnable) {
-		if group[0].step.Reason == plan.ReasonRemove {
+		if group[0].run.Reason == plan.ReasonRemove {
 			e.runGroup(ctx, group) // one deletion
 			continue
 		}
@@ -488,7 +489,7 @@ func (e *execution) runGroup(ctx context.Context, group []*node) {
 	}
 	_, err, attempts, dur := e.attempt(ctx, group, false)
 	if err != nil && len(group) > 1 && e.opts.SplitFailed && !e.stopped() && ctx.Err() == nil {
-		e.observe(Event{Kind: EventWarning, Model: group[0].step.Model.Name, Err: err,
+		e.observe(Event{Kind: EventWarning, Model: group[0].run.Model.Name, Err: err,
 			Message: fmt.Sprintf("batch %s failed; retrying its %d partitions one by one", keyRange(group), len(group))})
 		for _, n := range group {
 			e.runGroup(ctx, []*node{n})
@@ -504,10 +505,10 @@ func (e *execution) runGroup(ctx context.Context, group []*node) {
 // retries. On success it settles the nodes, or with keep returns the
 // staged unit for a later publication.
 func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (su *stagedUnit, err error, attempts int, dur time.Duration) {
-	m := group[0].step.Model
+	m := group[0].run.Model
 	keys := make([]string, len(group))
 	for i, n := range group {
-		keys[i] = n.step.Partition.Key
+		keys[i] = n.part.Key
 	}
 	e.observe(Event{Kind: EventUnit, Model: m.Name, Partitions: keys})
 	start := time.Now()
@@ -558,7 +559,7 @@ func (e *execution) fail(ctx context.Context, group []*node, err error, attempts
 		records[i] = e.failedRecord(n, err, attempts, now)
 	}
 	if lerr := e.r.Adapter.RecordPartitions(context.WithoutCancel(ctx), records); lerr != nil {
-		e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording failure of %s %s: %v", group[0].step.Model.Name, keyRange(group), lerr)})
+		e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("recording failure of %s %s: %v", group[0].run.Model.Name, keyRange(group), lerr)})
 	}
 	for _, n := range group {
 		e.settle(n, PartitionResult{Status: Failed, Attempts: attempts, Duration: dur, Err: err})
@@ -569,9 +570,9 @@ func (e *execution) fail(ctx context.Context, group []*node, err error, attempts
 }
 
 func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time) adapters.Record {
-	st := n.step
-	rec := adapters.Record{Model: st.Model.Name, Partition: st.Partition.Key, State: adapters.RecordFailed,
-		RunID: e.opts.RunID, Attempts: attempts, WindowStart: st.Partition.Start, WindowEnd: st.Partition.End,
+	st := n.run
+	rec := adapters.Record{Model: st.Model.Name, Partition: n.part.Key, State: adapters.RecordFailed,
+		RunID: e.opts.RunID, Attempts: attempts, WindowStart: n.part.Start, WindowEnd: n.part.End,
 		StartedAt: now, FinishedAt: now, Error: e.opts.redact(err.Error())}
 	rec.Fingerprint = st.Model.Version(e.r.Scope).Fingerprint
 	if prev := st.Record; prev != nil {
@@ -594,8 +595,8 @@ func (e *execution) settle(n *node, res PartitionResult) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	res.Model, res.Partition = n.result.Model, n.result.Partition
-	n.result, n.done = res, true
-	e.observe(Event{Kind: EventPartition, Model: res.Model, Partitions: []string{res.Partition}, Result: &res})
+	*n.result = res
+	e.observe(Event{Kind: EventPartition, Model: res.Model, Partitions: []string{res.Partition}, Result: n.result})
 }
 
 // finish skips whatever did not run and totals the summary.
@@ -606,13 +607,12 @@ func (e *execution) finish() *Summary {
 		why = "not run"
 	}
 	for _, n := range e.nodes {
-		if !n.done {
+		if !n.done() {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 			// A stop that left work undone interrupted the run; one that
 			// came after the last partition started did not.
 			s.Interrupted = s.Interrupted || s.Signalled
 		}
-		s.Partitions = append(s.Partitions, n.result)
 		switch n.result.Status {
 		case Succeeded:
 			s.Succeeded++
@@ -625,7 +625,8 @@ func (e *execution) finish() *Summary {
 			s.Skipped++
 		}
 	}
-	for _, st := range e.plan.Blocked() {
+	s.Partitions = e.results
+	for st := range e.plan.AllBlocked() {
 		s.Partitions = append(s.Partitions, PartitionResult{Model: st.Model.Name, Partition: st.Partition.Key,
 			Status: Blocked, Err: errors.New(st.Detail)})
 		s.Blocked++
@@ -635,5 +636,5 @@ func (e *execution) finish() *Summary {
 }
 
 func keyRange(group []*node) string {
-	return models.KeyRange(group[0].step.Partition.Key, group[len(group)-1].step.Partition.Key)
+	return models.KeyRange(group[0].part.Key, group[len(group)-1].part.Key)
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/refill/refill/models"
@@ -9,17 +10,27 @@ import (
 
 // node is one planned partition in the run's DAG.
 type node struct {
-	step  *plan.Step
-	index int // position in the plan
-	deps  []*node
-	// after are nodes that must finish first, whatever their outcome: the
+	// run is the plan's run the partition belongs to, shared by its
+	// nodes: its Step is the node's step but for the partition, which is
+	// part (a run's steps differ in nothing else). Nodes do not expand
+	// the plan's runs into steps: at ten years of 1,000 daily models
+	// those are 640 MB.
+	run  *plan.Run
+	part models.Partition
+	deps []*node
+	// after is a node that must finish first, whatever its outcome: the
 	// previous partition of a model whose audits compare with it.
-	after   []*node
+	after   *node
 	unit    *unit
 	waiters []*unit // units that wait for this node
-	result  PartitionResult
-	done    bool // result is final
+	// result is the node's entry in the run's results (schedule), which
+	// become the summary's Partitions as they are; final once it has a
+	// status.
+	result *PartitionResult
 }
+
+// done reports whether n's result is final.
+func (n *node) done() bool { return n.result.Status != "" }
 
 // unit is a group of consecutive partitions of one model that run as one
 // statement (a batch), or a single partition.
@@ -31,54 +42,74 @@ type unit struct {
 }
 
 // schedule builds the partition-level DAG of a plan and groups it into
-// units of at most batch(m) consecutive partitions.
-func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units []*unit) {
-	steps := p.Steps()
-	nodes = make([]*node, len(steps))
+// units of at most batch(m) consecutive partitions. results holds a result
+// for each node, in plan order, with room for the plan's blocked steps.
+func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units []*unit, results []PartitionResult) {
+	nodes = make([]*node, p.Len())
+	results = make([]PartitionResult, p.Len(), p.Len()+p.LenBlocked())
+	all := make([]node, p.Len()) // one allocation, not one a node
+	runs := p.Runs()
+	i := 0
+	for r := range runs {
+		for st := range runs[r].Steps() {
+			n := &all[i]
+			n.run, n.part, n.result = &runs[r], st.Partition, &results[i]
+			*n.result = PartitionResult{Model: st.Model.Name, Partition: st.Partition.Key}
+			nodes[i] = n
+			i++
+		}
+	}
+	// The plan holds each model's steps together, in partition order
+	// (plan.Plan.Runs): a model's nodes are a range of nodes.
 	byModel := map[*models.Model][]*node{}
-	for i := range steps {
-		n := &node{step: &steps[i], index: i}
-		n.result = PartitionResult{Model: n.step.Model.Name, Partition: n.step.Partition.Key}
-		nodes[i] = n
-		byModel[n.step.Model] = append(byModel[n.step.Model], n)
+	for lo := 0; lo < len(nodes); {
+		m, hi := nodes[lo].run.Model, lo+1
+		for hi < len(nodes) && nodes[hi].run.Model == m {
+			hi++
+		}
+		if byModel[m] != nil {
+			panic(fmt.Sprintf("the plan holds the steps of %s apart", m.Name))
+		}
+		byModel[m] = nodes[lo:hi:hi]
+		lo = hi
 	}
 	// Dependencies: a partition waits for the planned upstream partitions
 	// it reads (models.DependencySpan).
 	for _, n := range nodes {
-		m := n.step.Model
+		m := n.run.Model
 		for _, up := range m.Upstream {
 			upNodes := byModel[up]
 			if len(upNodes) == 0 {
 				continue
 			}
-			span := models.DependencySpan(m, n.step.Partition, up)
+			span := models.DependencySpan(m, n.part, up)
 			if span.All || up.Kind() != models.TimePartitioned {
 				n.deps = append(n.deps, upNodes...)
 				continue
 			}
 			// Extents reach at most models.ExtentPad beyond windows.
 			from := span.Start.Add(-models.ExtentPad)
-			i := sort.Search(len(upNodes), func(i int) bool { return upNodes[i].step.Partition.End.After(from) })
-			for ; i < len(upNodes) && upNodes[i].step.Partition.Start.Before(span.End.Add(models.ExtentPad)); i++ {
-				if span.Overlaps(up, upNodes[i].step.Partition) {
+			i := sort.Search(len(upNodes), func(i int) bool { return upNodes[i].part.End.After(from) })
+			for ; i < len(upNodes) && upNodes[i].part.Start.Before(span.End.Add(models.ExtentPad)); i++ {
+				if span.Overlaps(up, upNodes[i].part) {
 					n.deps = append(n.deps, upNodes[i])
 				}
 			}
 		}
-		if m.Config.Self && n.step.Reason != plan.ReasonRemove {
+		if m.Config.Self && n.run.Reason != plan.ReasonRemove {
 			// Reads its own previous partition: published first (a
 			// removal reads nothing; the first partition after removed
 			// ones waits for them).
 			ns := byModel[m]
-			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].step.Partition.Start.Before(n.step.Partition.Start) }); i > 0 &&
-				ns[i-1].step.Partition.End.Equal(n.step.Partition.Start) {
+			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].part.Start.Before(n.part.Start) }); i > 0 &&
+				ns[i-1].part.End.Equal(n.part.Start) {
 				n.deps = append(n.deps, ns[i-1])
 			}
 		} else if comparesWithPrevious(m) {
 			ns := byModel[m]
-			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].step.Partition.Start.Before(n.step.Partition.Start) }); i > 0 &&
-				ns[i-1].step.Partition.End.Equal(n.step.Partition.Start) {
-				n.after = append(n.after, ns[i-1])
+			if i := sort.Search(len(ns), func(i int) bool { return !ns[i].part.Start.Before(n.part.Start) }); i > 0 &&
+				ns[i-1].part.End.Equal(n.part.Start) {
+				n.after = ns[i-1]
 			}
 		}
 	}
@@ -88,26 +119,33 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units
 		if p.Rebuild[m] {
 			size = len(byModel[m]) // a rebuild is one unit: the whole table at once
 		}
+		// Each unit is a range of the model's nodes.
+		ns := byModel[m]
 		var cur *unit
-		for _, n := range byModel[m] {
-			removal := n.step.Reason == plan.ReasonRemove
+		for j, n := range ns {
+			removal := n.run.Reason == plan.ReasonRemove
 			if cur == nil || len(cur.nodes) >= size && !removal || !adjacent(cur.nodes[len(cur.nodes)-1], n) && !p.Rebuild[m] ||
-				(cur.nodes[0].step.Reason == plan.ReasonRemove) != removal {
+				(cur.nodes[0].run.Reason == plan.ReasonRemove) != removal {
 				// (Removals are units of their own, as long as they run:
 				// deleting nothing but rows, any size is batch-safe.)
-				cur = &unit{model: m, order: order}
+				cur = &unit{model: m, order: order, nodes: ns[j:j:j]}
 				order++
 				units = append(units, cur)
 			}
-			cur.nodes = append(cur.nodes, n)
+			cur.nodes = ns[j-len(cur.nodes) : j+1 : j+1]
 			n.unit = cur
 		}
 	}
+	seen := map[*node]bool{}
 	for _, u := range units {
-		seen := map[*node]bool{}
+		clear(seen)
 		for _, n := range u.nodes {
-			for _, d := range append(n.deps[:len(n.deps):len(n.deps)], n.after...) {
-				if d.unit != u && !seen[d] {
+			for i := range len(n.deps) + 1 {
+				d := n.after
+				if i < len(n.deps) {
+					d = n.deps[i]
+				}
+				if d != nil && d.unit != u && !seen[d] {
 					seen[d] = true
 					d.waiters = append(d.waiters, u)
 					u.waiting++
@@ -115,7 +153,7 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units
 			}
 		}
 	}
-	return nodes, units
+	return nodes, units, results
 }
 
 // comparesWithPrevious reports whether m has an audit that compares each
@@ -135,7 +173,7 @@ func comparesWithPrevious(m *models.Model) bool {
 
 // adjacent reports whether b's window starts where a's ends.
 func adjacent(a, b *node) bool {
-	pa, pb := a.step.Partition, b.step.Partition
+	pa, pb := a.part, b.part
 	return !pa.Start.IsZero() && pa.End.Equal(pb.Start)
 }
 

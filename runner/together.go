@@ -165,7 +165,7 @@ func (e *execution) abortTogether(ctx context.Context, cause error) {
 		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", first)
 	}
 	for _, n := range e.nodes {
-		if !n.done {
+		if !n.done() {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 		}
 	}

@@ -44,13 +44,13 @@ func (e *execution) stagedCount(model, key string) (int64, bool) {
 // publishes it. With keep the stage is left for a later publication.
 func (e *execution) execute(ctx context.Context, group []*node, attempt int, keep bool) (_ *stagedUnit, err error) {
 	a := e.r.Adapter
-	m := group[0].step.Model
-	if group[0].step.Reason == plan.ReasonRemove {
+	m := group[0].run.Model
+	if group[0].run.Reason == plan.ReasonRemove {
 		return e.remove(ctx, group, attempt, keep)
 	}
 	parts := make([]models.Partition, len(group))
 	for i, n := range group {
-		parts[i] = n.step.Partition
+		parts[i] = n.part
 	}
 	scope := e.r.Scope
 	if refs, this := e.overlayRefs(), e.thisOf(m); refs != nil || this != "" {
@@ -82,10 +82,10 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	if err != nil {
 		return nil, err
 	}
-	refresh := group[0].step.Reason == plan.ReasonRefresh && !keep && sp.exists && sp.change.Empty()
+	refresh := group[0].run.Reason == plan.ReasonRefresh && !keep && sp.exists && sp.change.Empty()
 	if dp, ok := a.(adapters.DirectPublisher); ok && !keep && !refresh && e.direct(m, sp, scope, len(parts)) {
 		su, err := e.publishDirect(ctx, dp, group, parts, sql, tag, sp, func(rows []int64) []adapters.Record {
-			return e.records(m, parts, fp, rows, attempt, started, marks, group[0].step.Horizon)
+			return e.records(m, parts, fp, rows, attempt, started, marks, group[0].run.Horizon)
 		})
 		if !errors.Is(err, errStage) && !errors.Is(err, adapters.ErrOutsideWindow) {
 			return su, err
@@ -139,7 +139,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		drop()
 		return nil, &AuditError{Failures: blocking}
 	}
-	records := e.records(m, parts, fp, v.rows, attempt, started, marks, group[0].step.Horizon)
+	records := e.records(m, parts, fp, v.rows, attempt, started, marks, group[0].run.Horizon)
 	su := &stagedUnit{nodes: group, stage: st, change: sp.change, records: records, attempts: attempt}
 	if keep {
 		return su, nil
@@ -154,7 +154,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 			// Nothing new: the table keeps its rows and its publication
 			// time, so what reads it stays done.
 			drop()
-			if prev := group[0].step.Record; prev != nil {
+			if prev := group[0].run.Record; prev != nil {
 				for i := range records {
 					records[i].PublishedAt = prev.PublishedAt
 				}
@@ -221,7 +221,7 @@ func (e *execution) direct(m *models.Model, sp *schemaPlan, scope *models.Scope,
 // the unit must be staged instead (which then says exactly what is wrong).
 func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublisher, group []*node, parts []models.Partition,
 	sql string, tag adapters.Tag, sp *schemaPlan, records func(rows []int64) []adapters.Record) (*stagedUnit, error) {
-	m := group[0].step.Model
+	m := group[0].run.Model
 	w := adapters.ModelWindow(m, parts)
 	if !w.Whole() {
 		i := slices.IndexFunc(sp.columns, func(c adapters.TableColumn) bool { return strings.EqualFold(c.Name, w.Column) })
@@ -311,10 +311,10 @@ func sameRows(ctx context.Context, a adapters.Adapter, st *adapters.Stage, colum
 // not exist has no rows to delete: only the records are written.
 func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep bool) (*stagedUnit, error) {
 	a := e.r.Adapter
-	m := group[0].step.Model
+	m := group[0].run.Model
 	parts := make([]models.Partition, len(group))
 	for i, n := range group {
-		parts[i] = n.step.Partition
+		parts[i] = n.part
 	}
 	started := e.r.Now()
 	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]string, len(parts)), time.Time{})

@@ -17,7 +17,7 @@ var layers = []struct {
 	dirs  []string
 }{
 	{0, []string{"models"}},
-	{1, []string{"adapters", "adapters/recorder"}},
+	{1, []string{"adapters", "adapters/recorder", "runner/internal/scale"}},
 	{2, []string{"adapters/internal/sqlkit", "adapters/snowflake/internal/nominicore"}},
 	{3, []string{"adapters/duckdb", "adapters/clickhouse", "adapters/snowflake", "adapters/adaptertest"}},
 	{4, []string{"runner/plan"}},

@@ -1,38 +1,16 @@
 package plan_test
 
 import (
-	"fmt"
 	"runtime"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/internal/scale"
 	"github.com/refill/refill/runner/plan"
 )
-
-// scaleProject generates n daily models over days days: chains of ten,
-// each model reading the previous one in its chain.
-func scaleProject(b testing.TB, n, days int) *models.Project {
-	fsys := fstest.MapFS{"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\nvars: {min: 1}\n")}}
-	start := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < n; i++ {
-		from := `{{ source("raw.events") }}`
-		if i%10 != 0 {
-			from = fmt.Sprintf(`{{ ref("m%04d") }}`, i-1)
-		}
-		sql := fmt.Sprintf("/* refill\npartition_by: d\ngrain: day\nstart: %s\n*/\nSELECT d, count(*) AS n FROM %s\nWHERE d >= {{ start }} AND d < {{ end }} AND n >= {{ var(\"min\") }}\nGROUP BY d",
-			start.Format("2006-01-02"), from)
-		fsys[fmt.Sprintf("models/m%04d.sql", i)] = &fstest.MapFile{Data: []byte(sql)}
-	}
-	p, err := models.Load(fsys, loadOptions)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
-}
 
 // doneRecords returns a done record, with the right fingerprint, for every
 // partition of every model.
@@ -51,7 +29,7 @@ func doneRecords(b testing.TB, p *models.Project, scope *models.Scope, days int)
 	return out
 }
 
-const scaleModels, scaleDays = 1000, 3650
+const scaleModels = 1000
 
 // BenchmarkPlan plans 1,000 daily models over 3,650 days with NewPlan, from
 // every record: from an empty ledger (every partition missing) and from a
@@ -59,7 +37,7 @@ const scaleModels, scaleDays = 1000, 3650
 // Runner.Plan reads the ledger's summaries first and few records
 // (BenchmarkNothingToDo in cmd/refill measures that, the whole command).
 func BenchmarkPlan(b *testing.B) {
-	p := scaleProject(b, scaleModels, scaleDays)
+	p := scale.Project(b, scaleModels, loadOptions)
 	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars}
 	sel := plan.Selection{Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), To: "2024-12-30"} // 3,652 days from 2015-01-01
 	b.Run("empty-ledger", func(b *testing.B) {

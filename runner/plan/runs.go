@@ -106,7 +106,8 @@ func each(runs []Run) iter.Seq[Step] {
 	}
 }
 
-// Runs returns the plan's steps as runs, in plan order.
+// Runs returns the plan's steps as runs, in plan order: model by model,
+// upstream first, and each model's in partition order.
 func (p *Plan) Runs() []Run { return p.runs }
 
 // BlockedRuns returns the plan's blocked steps as runs, in plan order.
