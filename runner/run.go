@@ -606,9 +606,10 @@ func (e *execution) finish() *Summary {
 	if why == "" {
 		why = "not run"
 	}
+	skipped := errors.New(why) // one for all: a stop early in a long run skips millions
 	for _, n := range e.nodes {
 		if !n.done() {
-			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
+			e.settle(n, PartitionResult{Status: Skipped, Err: skipped})
 			// A stop that left work undone interrupted the run; one that
 			// came after the last partition started did not.
 			s.Interrupted = s.Interrupted || s.Signalled
