@@ -136,9 +136,14 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units
 			n.unit = cur
 		}
 	}
-	seen := map[*node]bool{}
 	for _, u := range units {
-		clear(seen)
+		// The partitions of a batch share upstream partitions: each
+		// waits once. (One partition's dependencies are distinct, and a
+		// unit of one, the default, needs no map.)
+		var seen map[*node]bool
+		if len(u.nodes) > 1 {
+			seen = map[*node]bool{}
+		}
 		for _, n := range u.nodes {
 			for i := range len(n.deps) + 1 {
 				d := n.after
@@ -146,7 +151,9 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) (nodes []*node, units
 					d = n.deps[i]
 				}
 				if d != nil && d.unit != u && !seen[d] {
-					seen[d] = true
+					if seen != nil {
+						seen[d] = true
+					}
 					d.waiters = append(d.waiters, u)
 					u.waiting++
 				}
