@@ -455,38 +455,19 @@ func (w *clickhouseWarehouse) snapshot() string {
 	return path
 }
 
-// ledger returns the case's ledger as the next run reads it: with what
-// the runs the case killed may have published without recording it
-// (whose stages they kept) pending. Until a killed run's leases expire,
-// refill takes it for live, and its records for being written; the case
-// knows it is dead.
+// ledger returns the case's ledger as the next run reads it once the
+// leases of the runs the case killed have expired: what they may have
+// published without recording it (whose stages they kept) pending. Until
+// then refill takes a killed run for live, and its records for being
+// written; the case knows it is dead, so it reads an hour later.
 func (w *clickhouseWarehouse) ledger() ([]adapters.Record, error) {
-	ctx := w.t.Context()
-	recs, err := w.a.Partitions(ctx, w.tables())
-	if err != nil {
-		return nil, err
-	}
 	p, err := models.Load(os.DirFS(w.dir), withAdapters(models.LoadOptions{}))
 	if err != nil {
 		return nil, err
 	}
-	r := &plan.Reader{Project: p, Adapter: w.a, Scope: w.scope(p)}
-	pending, err := r.Unrecorded(ctx, nil) // no run is live
-	if err != nil {
-		return nil, err
-	}
-	at := map[string]int{}
-	for i, rec := range recs {
-		at[rec.Model+" "+rec.Partition] = i
-	}
-	for _, rec := range pending {
-		if i, ok := at[rec.Model+" "+rec.Partition]; ok {
-			recs[i] = rec
-		} else {
-			recs = append(recs, rec)
-		}
-	}
-	return recs, nil
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	r := &plan.Reader{Project: p, Adapter: w.a, Scope: w.scope(p), Clock: later}
+	return r.Records(w.t.Context())
 }
 
 // copy copies ClickHouse table from into DuckDB table to, unless from does
