@@ -172,6 +172,7 @@ type RecordSummary struct {
 	Records int64
 	Done    int64 // records in state done
 	Pending int64 // records in state pending
+	Removed int64 // records in state removed
 	// MinFingerprint and MaxFingerprint are equal when every record has
 	// the same fingerprint.
 	MinFingerprint, MaxFingerprint string

@@ -189,3 +189,54 @@ func TestPlanFromSummariesOfWeeksFromSundayAndFiscalYears(t *testing.T) {
 		t.Errorf("after a day was republished the plan is\n%s", lines)
 	}
 }
+
+// A model's start moved later leaves records outside its range: the next
+// run removes those partitions and rebuilds what read them, down the
+// graph. Planned from the summaries, the models downstream read only
+// their recent records, so the readers of the removed partitions (and of
+// the partitions rebuilt because of them) were left out: an oracle run
+// found hourly's start moved, daily's old days rebuilt, and the rolling
+// days reading them not.
+func TestPlanFromSummariesAfterAStartMovedLater(t *testing.T) {
+	t.Parallel()
+	// Days without orders make days of revenue without rows.
+	const daily = "models/marts/daily_revenue.sql"
+	e := newEnv(t, map[string]string{daily: strings.Replace(string(shopFS(t, nil)[daily].Data), "  - row_count: {min: 1}\n", "", 1)})
+	sel := plan.Selection{Now: jan2024}
+	e.run(sel, runner.RunOptions{})
+	total := int(e.count("SELECT count(*) FROM refill.partitions"))
+	const path = "models/staging/orders.sql"
+	e.fsys[path].Data = []byte(strings.Replace(string(e.fsys[path].Data), "start: 2024-01-01", "start: 2024-03-01", 1))
+	e.load()
+	c := &countingLedger{Adapter: e.db}
+	r := e.with(c)
+	lines := planLines(bothWays(t, e, r, sel, "moved"))
+	for _, want := range []string{
+		"staging.orders 2024-01-01 remove",
+		"marts.daily_revenue 2024-02-29 upstream",
+		// Rolling days read the six days before them: through March 6.
+		"marts.rolling_revenue 2024-01-01 upstream",
+		"marts.rolling_revenue 2024-03-06 upstream",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the plan after the start moved lacks %q:\n%s", want, lines)
+		}
+	}
+	for _, sel := range []plan.Selection{
+		{Now: jan2024, Select: []string{"marts.rolling_revenue"}},
+		{Now: jan2024, Select: []string{"+marts.rolling_revenue"}, From: "2024-02-20", To: "2024-03-10"},
+		{Now: jan2024, Mode: plan.ModeMissing},
+	} {
+		bothWays(t, e, r, sel, "moved")
+	}
+	if s := e.run(sel, runner.RunOptions{}); s.Failed+s.Blocked != 0 {
+		t.Fatalf("the run after the start moved: %+v", s)
+	}
+	// Once removed, the old partitions hold nothing to do: planning reads
+	// few records again.
+	c.read = 0
+	bothWays(t, e, r, sel, "removed")
+	if c.read*2 >= total {
+		t.Errorf("after the removals planning read %d of %d records", c.read, total)
+	}
+}

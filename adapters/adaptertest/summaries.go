@@ -63,6 +63,8 @@ func testSummaries(t *testing.T, h *Harness) {
 			r.State, r.Fingerprint = adapters.RecordPartial, "f-old"
 		case 4:
 			r.StartedAt = built.Add(-48 * time.Hour) // before its upstream hour was republished
+		case 5:
+			r.State, r.Rows = adapters.RecordRemoved, 0
 		}
 	})
 	day("d", "2023-02-10", 2, nil)
@@ -174,6 +176,8 @@ func summarize(records []adapters.Record, q adapters.SummaryQuery) []adapters.Re
 			s.Done++
 		case adapters.RecordPending:
 			s.Pending++
+		case adapters.RecordRemoved:
+			s.Removed++
 		}
 		if r.State == adapters.RecordDone || r.State == adapters.RecordPartial || r.State == adapters.RecordFailed {
 			s.Rows += r.Rows
@@ -211,8 +215,8 @@ func summarize(records []adapters.Record, q adapters.SummaryQuery) []adapters.Re
 func summaryLines(sums []adapters.RecordSummary) string {
 	lines := make([]string, len(sums))
 	for i, s := range sums {
-		lines[i] = fmt.Sprintf("%s %s: %d records, %d done, %d pending, fingerprints %s..%s, started from %s, published to %s, %d rows, self-stale %d, stale %v",
-			s.Model, s.Bucket.Format(time.DateOnly), s.Records, s.Done, s.Pending, s.MinFingerprint, s.MaxFingerprint,
+		lines[i] = fmt.Sprintf("%s %s: %d records, %d done, %d pending, %d removed, fingerprints %s..%s, started from %s, published to %s, %d rows, self-stale %d, stale %v",
+			s.Model, s.Bucket.Format(time.DateOnly), s.Records, s.Done, s.Pending, s.Removed, s.MinFingerprint, s.MaxFingerprint,
 			s.MinStarted.Format(time.DateTime), s.MaxPublished.Format(time.DateTime), s.Rows, s.SelfStale, s.Stale > 0)
 	}
 	slices.Sort(lines)

@@ -128,8 +128,8 @@ func (a *Adapter) summarizeSQL(q adapters.SummaryQuery) string {
 	rows := fmt.Sprintf("sum(if(`state` IN (%s, %s, %s), ifNull(`row_count`, 0), 0))", a.d.QuoteString(string(adapters.RecordDone)),
 		a.d.QuoteString(string(adapters.RecordPartial)), a.d.QuoteString(string(adapters.RecordFailed)))
 	aggregate := func(from, selfStale string) string {
-		return fmt.Sprintf("SELECT `model`, %s AS `bucket`, count(), %s, %s, min(`fingerprint`), max(`fingerprint`), min(`started_at`), max(`published_at`), %s, %s FROM %s GROUP BY `model`, `bucket`",
-			a.bucket(q, "`window_start`"), count(adapters.RecordDone), count(adapters.RecordPending), rows, selfStale, from)
+		return fmt.Sprintf("SELECT `model`, %s AS `bucket`, count(), %s, %s, %s, min(`fingerprint`), max(`fingerprint`), min(`started_at`), max(`published_at`), %s, %s FROM %s GROUP BY `model`, `bucket`",
+			a.bucket(q, "`window_start`"), count(adapters.RecordDone), count(adapters.RecordPending), count(adapters.RecordRemoved), rows, selfStale, from)
 	}
 	var parts []string
 	if len(plain) > 0 {

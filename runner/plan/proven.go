@@ -15,7 +15,9 @@ import (
 // every upstream partition it reads was last published needs no record:
 // the plan starts each model at its proven bound, the first bucket it cannot prove
 // so, and reads only the records that partitions from there on, and the
-// partitions that reading them may reach, look at. An hourly run with
+// partitions that reading them may reach, look at. A model with records
+// outside its start..end (not yet removed) has steps anywhere: the records
+// of what reads it are read whole. An hourly run with
 // nothing to do reads O(models × (years + months)) summary rows and the
 // records of the last month or so, not every record.
 
@@ -86,6 +88,11 @@ func planProven(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 		}
 		f.proven[m] = proven
 		low := proven
+		if f.outside(m) {
+			// Its partitions outside start..end are removed (a step each),
+			// wherever they lie, and what read them is rebuilt.
+			low = time.Time{}
+		}
 		for _, up := range m.Upstream {
 			switch {
 			case !f.may[up]:
@@ -233,24 +240,25 @@ func (f *prover) refreshes(m *models.Model) bool {
 	return f.sel.Scheduled() && f.sel.Mode == ModeDefault && m.RefreshRule().Mode != models.RefreshNever
 }
 
-// outside reports whether m's summaries have records in buckets outside
-// its start..end: partitions a run removes (planner.removals), which the
-// plan must read.
+// outside reports whether m's summaries have records not removed in
+// buckets outside its start..end: partitions a run removes
+// (planner.removals), which the plan must read, and whose readers it
+// rebuilds.
 func (f *prover) outside(m *models.Model) bool {
 	first := f.bucketOf(m.Config.Start)
 	for _, s := range f.sums[m.Name] {
-		if s.Records > 0 && (s.Bucket.Before(first) || !m.Config.End.IsZero() && !s.Bucket.Before(m.Config.End)) {
+		if s.Records > s.Removed && (s.Bucket.Before(first) || !m.Config.End.IsZero() && !s.Bucket.Before(m.Config.End)) {
 			return true
 		}
 	}
 	// A bucket holding start (or end) may hold records outside too: more
 	// than the partitions there.
-	if s := f.bucket(m, first); s != nil && s.Records > countStarts(m, m.PartitionAt(m.Config.Start).Start, never, first, f.bucketEnd(first)) {
+	if s := f.bucket(m, first); s != nil && s.Records-s.Removed > countStarts(m, m.PartitionAt(m.Config.Start).Start, never, first, f.bucketEnd(first)) {
 		return true
 	}
 	if !m.Config.End.IsZero() {
 		last := f.bucketOf(m.Config.End.Add(-time.Nanosecond))
-		if s := f.bucket(m, last); s != nil && s.Records > countStarts(m, m.PartitionAt(m.Config.Start).Start, m.Config.End, last, f.bucketEnd(last)) {
+		if s := f.bucket(m, last); s != nil && s.Records-s.Removed > countStarts(m, m.PartitionAt(m.Config.Start).Start, m.Config.End, last, f.bucketEnd(last)) {
 			return true
 		}
 	}

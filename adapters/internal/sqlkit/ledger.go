@@ -293,7 +293,7 @@ func KeysByModel(d models.Dialect, records []adapters.Record) []ModelKeys {
 
 // summaryColumns is how many columns SummarizeSQL selects, in
 // RecordSummary's order.
-const summaryColumns = 11
+const summaryColumns = 12
 
 // SummarizeSQL renders the query behind LedgerSummarizer.SummarizePartitions
 // over table, the partitions table: bucket renders the dialect's
@@ -319,8 +319,8 @@ func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq
 	rows := fmt.Sprintf("sum(CASE WHEN %s IN (%s, %s, %s) THEN %s ELSE 0 END)", q("state"),
 		d.QuoteString(string(adapters.RecordDone)), d.QuoteString(string(adapters.RecordPartial)), d.QuoteString(string(adapters.RecordFailed)), q("row_count"))
 	aggregate := func(from, selfStale string, of []string) string {
-		return fmt.Sprintf("SELECT %s, %s AS %s, count(*), %s, %s, min(%s), max(%s), min(%s), max(%s), %s, %s FROM %s WHERE %s IN %s GROUP BY %s, %s",
-			q("model"), bucket(q("window_start")), q("bucket"), count(adapters.RecordDone), count(adapters.RecordPending), q("fingerprint"), q("fingerprint"),
+		return fmt.Sprintf("SELECT %s, %s AS %s, count(*), %s, %s, %s, min(%s), max(%s), min(%s), max(%s), %s, %s FROM %s WHERE %s IN %s GROUP BY %s, %s",
+			q("model"), bucket(q("window_start")), q("bucket"), count(adapters.RecordDone), count(adapters.RecordPending), count(adapters.RecordRemoved), q("fingerprint"), q("fingerprint"),
 			q("started_at"), q("published_at"), rows, selfStale, from, q("model"), lit(d, anyStrings(of)), q("model"), q("bucket"))
 	}
 	var parts []string
@@ -423,8 +423,8 @@ func SummariesFromResult(res *adapters.Result) ([]adapters.RecordSummary, error)
 			return nil, fmt.Errorf("summary row has %d columns, want %d", len(row), summaryColumns)
 		}
 		out = append(out, adapters.RecordSummary{Model: str(row[0]), Bucket: when(row[1]), Records: adapters.Int(row[2]), Done: adapters.Int(row[3]),
-			Pending: adapters.Int(row[4]), MinFingerprint: str(row[5]), MaxFingerprint: str(row[6]), MinStarted: when(row[7]),
-			MaxPublished: when(row[8]), Rows: adapters.Int(row[9]), SelfStale: adapters.Int(row[10])})
+			Pending: adapters.Int(row[4]), Removed: adapters.Int(row[5]), MinFingerprint: str(row[6]), MaxFingerprint: str(row[7]),
+			MinStarted: when(row[8]), MaxPublished: when(row[9]), Rows: adapters.Int(row[10]), SelfStale: adapters.Int(row[11])})
 	}
 	return out, nil
 }
