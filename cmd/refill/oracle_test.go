@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +52,11 @@ import (
 // go test -run TestOracle -oracle.cases 200 runs more cases (make oracle
 // ENGINE=...); -oracle.seed N replays one, and -oracle.keep DIR keeps its
 // project (refill.yml, models, the DuckDB file) to look into.
+//
+// The cases' seeds are new on every run, from the clock, unless
+// REFILL_ORACLE_BASE sets the first: CI sets it from the commit, so that a
+// commit's CI runs the same cases wherever it runs (the timing of kills
+// aside), and a failure there replays here.
 
 var (
 	oracleCases = flag.Int("oracle.cases", 10, "random cases TestOracle runs")
@@ -417,6 +423,13 @@ func runOracle(t *testing.T, cases int, open func(o *oracle) warehouse) {
 	if *oracleSeed == 0 {
 		seeds = nil
 		base := uint64(time.Now().UnixNano())
+		if v, ok := os.LookupEnv("REFILL_ORACLE_BASE"); ok {
+			b, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatalf("REFILL_ORACLE_BASE=%q: want a number: %v", v, err)
+			}
+			base = b
+		}
 		for i := 0; i < cases; i++ {
 			seeds = append(seeds, base+uint64(i)*7919)
 		}
