@@ -3,7 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/models"
@@ -20,11 +23,35 @@ type schemaPlan struct {
 }
 
 // tableColumns caches the target tables' columns during a run; a
-// publication that changes them forgets its table.
+// publication that changes them forgets its table. It also caches what
+// Describe said of the models' queries (describe).
 type tableColumns struct {
 	mu   sync.Mutex
 	cols map[string][]adapters.TableColumn // nil value: the table does not exist
 	seen map[string]bool
+	// epoch counts the forgets: a query described before one may read a
+	// table whose columns changed since.
+	epoch     uint64
+	described map[string]description
+	literal   *regexp.Regexp // see literals
+}
+
+// literals matches the date and timestamp literals of dialect d, as
+// d.Date and d.Timestamp render them (to the second).
+func literals(d models.Dialect) *regexp.Regexp {
+	sample := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	digit := regexp.MustCompile(`[0-9]`)
+	var shapes []string
+	for _, lit := range []string{d.Timestamp(sample), d.Date(sample)} {
+		shapes = append(shapes, digit.ReplaceAllLiteralString(regexp.QuoteMeta(lit), `[0-9]`))
+	}
+	return regexp.MustCompile(strings.Join(shapes, "|"))
+}
+
+// description is what Describe said of a query, and when.
+type description struct {
+	epoch   uint64
+	columns []adapters.TableColumn
 }
 
 func (tc *tableColumns) get(ctx context.Context, a adapters.Adapter, rel models.Relation) ([]adapters.TableColumn, error) {
@@ -49,6 +76,44 @@ func (tc *tableColumns) forget(rel models.Relation) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	delete(tc.seen, rel.String())
+	tc.epoch++
+}
+
+// describe returns the columns of query, a unit's of m, as Describe names
+// them. The queries of a model's units differ, in most models, only in
+// date and timestamp literals (their windows', and days reckoned from
+// them), whose values change no column's type (nor its name, but for a
+// column left to be named after such a literal, whose rows the next
+// partition's insert then refuses): the
+// columns of a query that, but for those, is one described already are
+// taken from then, unless a table's columns changed since (epoch). So a
+// run of one partition at a time describes each model's query once rather
+// than once per partition (a statement each; on Snowflake a round trip to
+// its cloud services). A table altered outside refill during a run is not
+// seen by the partitions after its query was described.
+func (tc *tableColumns) describe(ctx context.Context, a adapters.Adapter, m *models.Model, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
+	tc.mu.Lock()
+	if tc.literal == nil {
+		tc.literal = literals(a.Dialect())
+	}
+	key := m.Name + "\x00" + tc.literal.ReplaceAllLiteralString(query, "\x00")
+	epoch := tc.epoch
+	if c, ok := tc.described[key]; ok && c.epoch == epoch {
+		tc.mu.Unlock()
+		return c.columns, nil
+	}
+	tc.mu.Unlock()
+	cols, err := a.Describe(ctx, query, describeTag(tag))
+	if err != nil {
+		return nil, err
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.described == nil {
+		tc.described = map[string]description{}
+	}
+	tc.described[key] = description{epoch: epoch, columns: cols}
+	return cols, nil
 }
 
 func describeTag(t adapters.Tag) adapters.Tag {
@@ -73,7 +138,7 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 				return nil, fmt.Errorf("creating %s from its declared columns: %w", rel, err)
 			}
 		}
-		cols, err := a.Describe(ctx, query, describeTag(tag))
+		cols, err := e.columns.describe(ctx, a, m, query, tag)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +162,7 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 			return nil, err
 		}
 	}
-	cols, err := a.Describe(ctx, query, describeTag(tag))
+	cols, err := e.columns.describe(ctx, a, m, query, tag)
 	if err != nil {
 		return nil, err
 	}

@@ -329,24 +329,6 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.customer_revenue_to_date', '2024-01-01', 'done', '651061f7a6f39e49', 28, 'RUN-ID', 1, TIMESTAMP '2024-01-01 00:00:00', TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX3";
-DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
--- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
--- with defaults instead of NULLs.
-SELECT DATE '2024-01-02' AS order_date,
-       customer_id,
-       sum(orders) AS orders_to_date,
-       sum(revenue) AS revenue_to_date
-FROM (
-  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
-  FROM "staging"."orders"
-  WHERE order_date >= DATE '2024-01-02' AND order_date < DATE '2024-01-03'
-  GROUP BY customer_id
-  UNION ALL
-  SELECT customer_id, orders_to_date, revenue_to_date
-  FROM "marts"."customer_revenue_to_date"
-  WHERE order_date = DATE '2024-01-01'
-) AS totals
-GROUP BY customer_id;
 CREATE TABLE "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" AS
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
@@ -376,24 +358,6 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.customer_revenue_to_date', '2024-01-02', 'done', '651061f7a6f39e49', 51, 'RUN-ID', 1, TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4";
-DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
--- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
--- with defaults instead of NULLs.
-SELECT DATE '2024-01-03' AS order_date,
-       customer_id,
-       sum(orders) AS orders_to_date,
-       sum(revenue) AS revenue_to_date
-FROM (
-  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
-  FROM "staging"."orders"
-  WHERE order_date >= DATE '2024-01-03' AND order_date < DATE '2024-01-04'
-  GROUP BY customer_id
-  UNION ALL
-  SELECT customer_id, orders_to_date, revenue_to_date
-  FROM "marts"."customer_revenue_to_date"
-  WHERE order_date = DATE '2024-01-02'
-) AS totals
-GROUP BY customer_id;
 CREATE TABLE "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5" AS
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
