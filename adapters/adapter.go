@@ -19,6 +19,7 @@
 //	querier    Classifier           yes     yes         yes
 //	querier    Estimator            yes     yes         yes
 //	querier    RowCounter           yes     yes         yes
+//	querier    ShapeDescriber       yes     yes         -
 //	stager     StageSummarizer      -       yes         -
 //	stager     StageCleaner         yes     yes         yes
 //	stager     Overlayer            yes     yes         yes
@@ -178,6 +179,18 @@ type Classifier interface {
 	// Transient reports whether err is worth retrying: lost connections,
 	// timeouts, transaction conflicts, overload. SQL errors are not.
 	Transient(err error) bool
+}
+
+// ShapeDescriber is implemented by adapters whose Describe gives the same
+// columns, names and types, to two queries that differ only in date and
+// timestamp literals as their Dialect renders them: no column's type
+// depends on such a literal's value. The runner then describes a model's
+// query once per run rather than once per partition. (Snowflake may type
+// a number computed from constants by its digits, NUMBER(p, s), which
+// nothing here can check; it does not claim this.)
+type ShapeDescriber interface {
+	// DescribesShapes marks the adapter; it does nothing.
+	DescribesShapes()
 }
 
 // Transient reports whether err, from a, is worth retrying: what a's

@@ -18,6 +18,11 @@ type describer struct {
 
 func (d *describer) Dialect() models.Dialect { return duckdb.Dialect{} }
 
+// shapes is a describer that is an adapters.ShapeDescriber.
+type shapes struct{ describer }
+
+func (*shapes) DescribesShapes() {}
+
 func (d *describer) Describe(_ context.Context, q string, _ adapters.Tag) ([]adapters.TableColumn, error) {
 	d.queries = append(d.queries, q)
 	return []adapters.TableColumn{{Name: "d", Type: "DATE"}}, nil
@@ -44,7 +49,8 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 	}
 	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main"}
 	ctx := context.Background()
-	a := &describer{}
+	s := &shapes{}
+	a := &s.describer
 	var tc tableColumns
 	describe := func(name string, i int) {
 		t.Helper()
@@ -57,7 +63,7 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tc.describe(ctx, a, m, q, adapters.Tag{}); err != nil {
+		if _, err := tc.describe(ctx, s, m, q, adapters.Tag{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,5 +86,21 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 	}
 	if len(a.queries) != 6 {
 		t.Fatalf("a query with its partition's key: described %d queries, want 6:\n%q", len(a.queries), a.queries[3:])
+	}
+	// An adapter that does not say literals leave types alone describes
+	// every query.
+	other := &describer{}
+	m, _ = p.Model("hours")
+	for i := range 3 {
+		q, err := m.Render(scope, m.Partitions(m.Config.Start, m.Config.Start.AddDate(0, 0, 1))[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tc.describe(ctx, other, m, q, adapters.Tag{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(other.queries) != 3 {
+		t.Fatalf("an adapter that is no ShapeDescriber: described %d queries, want 3", len(other.queries))
 	}
 }

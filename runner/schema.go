@@ -89,9 +89,13 @@ func (tc *tableColumns) forget(rel models.Relation) {
 // taken from then, unless a table's columns changed since (epoch). So a
 // run of one partition at a time describes each model's query once rather
 // than once per partition (a statement each; on Snowflake a round trip to
-// its cloud services). A table altered outside refill during a run is not
-// seen by the partitions after its query was described.
+// its cloud services), where the adapter says literals do not type columns
+// (adapters.ShapeDescriber). A table altered outside refill during a run
+// is not seen by the partitions after its query was described.
 func (tc *tableColumns) describe(ctx context.Context, a adapters.Adapter, m *models.Model, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
+	if _, ok := a.(adapters.ShapeDescriber); !ok {
+		return a.Describe(ctx, query, describeTag(tag))
+	}
 	tc.mu.Lock()
 	if tc.literal == nil {
 		tc.literal = literals(a.Dialect())

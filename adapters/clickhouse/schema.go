@@ -10,6 +10,13 @@ import (
 	"github.com/refill/refill/models"
 )
 
+var _ adapters.ShapeDescriber = (*Adapter)(nil)
+
+// DescribesShapes marks the adapter as an adapters.ShapeDescriber: what a
+// date or timestamp literal (toDate('...'), toDateTime('...', 'UTC')) takes
+// part in, ClickHouse types by the literal's type, not by its day.
+func (*Adapter) DescribesShapes() {}
+
 // Describe returns the columns query returns (DESCRIBE TABLE (query)).
 func (a *Adapter) Describe(ctx context.Context, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
 	cols, err := a.describe(ctx, tag, query)

@@ -10,6 +10,13 @@ import (
 	"github.com/refill/refill/models"
 )
 
+var _ adapters.ShapeDescriber = (*Adapter)(nil)
+
+// DescribesShapes marks the adapter as an adapters.ShapeDescriber: DuckDB
+// types a date or timestamp literal by its kind, never by its value, and
+// date arithmetic has fixed types.
+func (*Adapter) DescribesShapes() {}
+
 // Describe returns the columns query returns (DESCRIBE, which plans the
 // query without running it).
 func (a *Adapter) Describe(ctx context.Context, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
