@@ -51,7 +51,8 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 	ctx := context.Background()
 	s := &shapes{}
 	a := &s.describer
-	var tc tableColumns
+	e := &execution{r: &Runner{}}
+	e.r.Adapter = s
 	describe := func(name string, i int) {
 		t.Helper()
 		m, err := p.Model(name)
@@ -63,7 +64,7 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tc.describe(ctx, s, m, q, adapters.Tag{}); err != nil {
+		if _, err := e.describe(ctx, m, q, false, adapters.Tag{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 		t.Fatalf("described %d queries of days and hours, want 2:\n%q", len(a.queries), a.queries)
 	}
 	m, _ := p.Model("days")
-	tc.forget(scope.Relation(m))
+	e.columns.forget(scope.Relation(m))
 	describe("hours", 0)
 	describe("hours", 30)
 	if len(a.queries) != 3 {
@@ -87,20 +88,32 @@ func TestDescribeOncePerQueryShape(t *testing.T) {
 	if len(a.queries) != 6 {
 		t.Fatalf("a query with its partition's key: described %d queries, want 6:\n%q", len(a.queries), a.queries[3:])
 	}
-	// An adapter that does not say literals leave types alone describes
-	// every query.
-	other := &describer{}
+	// A query reading overlays, and every query of an adapter that does
+	// not say literals leave types alone, is described every time.
 	m, _ = p.Model("hours")
-	for i := range 3 {
-		q, err := m.Render(scope, m.Partitions(m.Config.Start, m.Config.Start.AddDate(0, 0, 1))[i])
-		if err != nil {
-			t.Fatal(err)
+	hours := m.Partitions(m.Config.Start, m.Config.Start.AddDate(0, 0, 1))
+	for _, c := range []struct {
+		name     string
+		a        *describer
+		adapter  adapters.Adapter
+		overlaid bool
+	}{{"overlaid", a, s, true}, {"no ShapeDescriber", &describer{}, nil, false}} {
+		if c.adapter == nil {
+			c.adapter = c.a
 		}
-		if _, err := tc.describe(ctx, other, m, q, adapters.Tag{}); err != nil {
-			t.Fatal(err)
+		e.r.Adapter = c.adapter
+		n := len(c.a.queries)
+		for i := range 3 {
+			q, err := m.Render(scope, hours[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.describe(ctx, m, q, c.overlaid, adapters.Tag{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if len(other.queries) != 3 {
-		t.Fatalf("an adapter that is no ShapeDescriber: described %d queries, want 3", len(other.queries))
+		if got := len(c.a.queries) - n; got != 3 {
+			t.Errorf("%s: described %d queries, want 3", c.name, got)
+		}
 	}
 }

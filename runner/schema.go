@@ -79,23 +79,29 @@ func (tc *tableColumns) forget(rel models.Relation) {
 	tc.epoch++
 }
 
+// describe returns the columns of query, a unit's of m, as Describe
+// names them: with overlaid, or unless the adapter is a ShapeDescriber,
+// from Describe; otherwise from tc.describe.
+func (e *execution) describe(ctx context.Context, m *models.Model, query string, overlaid bool, tag adapters.Tag) ([]adapters.TableColumn, error) {
+	a := e.r.Adapter
+	if _, ok := a.(adapters.ShapeDescriber); !ok || overlaid {
+		return a.Describe(ctx, query, describeTag(tag))
+	}
+	return e.columns.describe(ctx, a, m, query, tag)
+}
+
 // describe returns the columns of query, a unit's of m, as Describe names
 // them. The queries of a model's units differ, in most models, only in
 // date and timestamp literals (their windows', and days reckoned from
 // them), whose values change no column's type (nor its name, but for a
 // column left to be named after such a literal, whose rows the next
-// partition's insert then refuses): the
-// columns of a query that, but for those, is one described already are
-// taken from then, unless a table's columns changed since (epoch). So a
-// run of one partition at a time describes each model's query once rather
-// than once per partition (a statement each; on Snowflake a round trip to
-// its cloud services), where the adapter says literals do not type columns
-// (adapters.ShapeDescriber). A table altered outside refill during a run
-// is not seen by the partitions after its query was described.
+// partition's insert then refuses): the columns of a query that, but for
+// those, is one described already are taken from then, unless a table's
+// columns changed since (epoch). So a run of one partition at a time
+// describes each model's query once rather than once per partition. A
+// table altered outside refill during a run is not seen by the partitions
+// after its query was described.
 func (tc *tableColumns) describe(ctx context.Context, a adapters.Adapter, m *models.Model, query string, tag adapters.Tag) ([]adapters.TableColumn, error) {
-	if _, ok := a.(adapters.ShapeDescriber); !ok {
-		return a.Describe(ctx, query, describeTag(tag))
-	}
 	tc.mu.Lock()
 	if tc.literal == nil {
 		tc.literal = literals(a.Dialect())
@@ -127,7 +133,12 @@ func describeTag(t adapters.Tag) adapters.Tag {
 
 // schema describes the unit's query and decides how its stage relates to
 // the table.
-func (e *execution) schema(ctx context.Context, m *models.Model, query string, tag adapters.Tag) (*schemaPlan, error) {
+//
+// A query reading overlays (upstream stages not yet published, under
+// --publish together, or its own table's) is described every time: its
+// upstream's columns may change from stage to stage without a table's
+// changing.
+func (e *execution) schema(ctx context.Context, m *models.Model, query string, overlaid bool, tag adapters.Tag) (*schemaPlan, error) {
 	a := e.r.Adapter
 	rel := e.r.Scope.Relation(m)
 	declared, err := adapters.DeclaredColumns(m, a.Dialect())
@@ -142,7 +153,7 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 				return nil, fmt.Errorf("creating %s from its declared columns: %w", rel, err)
 			}
 		}
-		cols, err := e.columns.describe(ctx, a, m, query, tag)
+		cols, err := e.describe(ctx, m, query, overlaid, tag)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +177,7 @@ func (e *execution) schema(ctx context.Context, m *models.Model, query string, t
 			return nil, err
 		}
 	}
-	cols, err := e.columns.describe(ctx, a, m, query, tag)
+	cols, err := e.describe(ctx, m, query, overlaid, tag)
 	if err != nil {
 		return nil, err
 	}

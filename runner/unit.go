@@ -78,7 +78,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	}
 	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
 	started := e.r.Now()
-	sp, err := e.schema(ctx, m, sql, tag)
+	sp, err := e.schema(ctx, m, sql, scope != e.r.Scope, tag)
 	if err != nil {
 		return nil, err
 	}
