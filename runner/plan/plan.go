@@ -854,6 +854,10 @@ func (pl *planner) builtOrPlanned(up *models.Model, start, end time.Time) bool {
 	}
 	i := sort.Search(len(runs), func(i int) bool { return runs[i].Last.End.After(start) })
 	for t := start; t.Before(end); {
+		if i < len(runs) && runs[i].Reason == ReasonRemove {
+			i++ // builds nothing (and its window, under another grain, may span others)
+			continue
+		}
 		if i < len(runs) && !runs[i].Partition.Start.After(t) {
 			if runs[i].Reason == ReasonBlocked {
 				return false

@@ -431,3 +431,33 @@ func getenvUint(name string) uint64 {
 	v, _ := strconv.ParseUint(os.Getenv(name), 10, 64)
 	return v
 }
+
+// A removal step of an upstream partition recorded under another grain
+// (a month of a model that is now daily) spans the days in its window; a
+// run of the model reading it took those days for planned and kept its
+// partitions whole, reading a day that was never built. Found by
+// TestRunsEqualPartitionByPartition (seed 15921296567230975245): here
+// without --allow-missing-upstream, where the week must be blocked.
+func TestRunsRemovalsBuildNothing(t *testing.T) {
+	t.Parallel()
+	c := newRandomCase(t, 15921296567230975245)
+	c.sel.AllowMissingUpstream = false
+	fast, err := newPlan(c.p, c.scope, c.facts, c.sel, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := newPlan(c.p, c.scope, c.facts, c.sel, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffPlans(fast, slow) {
+		t.Errorf("%s\n%s", d, c)
+	}
+	blocked := false
+	for _, st := range fast.Blocked() {
+		blocked = blocked || st.Model.Name == "m2" && st.Partition.Key == "2024-W05"
+	}
+	if !blocked {
+		t.Errorf("m2 2024-W05, which reads m1 2024-01-29 (never built), is not blocked\n%s", c)
+	}
+}
