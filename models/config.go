@@ -65,6 +65,10 @@ type Config struct {
 	// adapter. Each adapter decodes its own (see AdapterKeys.Block).
 	Adapter     map[string]*Options
 	Description string
+	// UniqueKey, when declared (unique_key:), are the columns that identify
+	// a row: refill diff matches old and new rows by them, and reports the
+	// rows whose other columns changed. It changes nothing refill builds.
+	UniqueKey []string
 }
 
 // Severity says whether a failed audit blocks the swap.
@@ -106,7 +110,7 @@ type Audit struct {
 var configKeys = []string{
 	"partition_by", "grain", "week_start", "fiscal_year_start", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
 	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "refresh", "audits", "columns",
-	"on_schema_change", "full_refresh", "description",
+	"on_schema_change", "full_refresh", "description", "unique_key",
 }
 
 // RefreshMode is when a scheduled run rebuilds a whole-table or list model
@@ -184,7 +188,7 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 	c := Config{Location: time.UTC}
 	var (
 		startNode, endNode, grainNode, tzNode, typeNode, batchNode, lookbackNode, watermarkNode, dependsNode, refreshNode *yaml.Node
-		weekStartNode, fiscalNode                                                                                         *yaml.Node
+		weekStartNode, fiscalNode, uniqueNode                                                                             *yaml.Node
 		fiscal                                                                                                            Grain
 		partitionType, start, end, weekStart                                                                              string
 	)
@@ -343,6 +347,15 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 			}
 		case "description":
 			c.Description, _ = d.str(v, key)
+		case "unique_key":
+			uniqueNode = v
+			if v.Kind == yaml.ScalarNode {
+				if s, ok := d.str(v, key); ok {
+					c.UniqueKey = []string{s}
+				}
+			} else {
+				c.UniqueKey, _ = d.strList(v, key)
+			}
 		default: // an adapter's block
 			o := decodeOptions(d, keyNode(root, key), v)
 			if o == nil {
@@ -385,6 +398,14 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 			d.errAt(weekStartNode, "week_start applies to grain: week")
 		case weekStart == "sunday":
 			c.Grain = SundayWeek
+		}
+	}
+	for _, k := range c.UniqueKey {
+		switch {
+		case !identRE.MatchString(k):
+			d.errAt(uniqueNode, "unique_key must name columns, not %q", k)
+		case len(c.Columns) > 0 && !slices.ContainsFunc(c.Columns, func(col ColumnDecl) bool { return strings.EqualFold(col.Name, k) }):
+			d.errAt(uniqueNode, "unique_key %s is not among the declared columns", k)
 		}
 	}
 	if c.PartitionBy != "" && len(c.Columns) > 0 {

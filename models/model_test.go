@@ -180,6 +180,8 @@ func TestModelErrors(t *testing.T) {
 		{"batch partition", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nbatch: 3\n*/\nSELECT {{ partition }}", `cannot use partition`},
 		{"grain and values", "/* refill\npartition_by: d\ngrain: day\nvalues: [a]\nstart: 2024-01-01\n*/\nSELECT 1", `models/m.sql:3:8: a model has either grain`},
 		{"audit", "/* refill\naudits:\n  - not_nul: [a]\n*/\nSELECT 1", `models/m.sql:3:5: unknown key "not_nul" in audit (did you mean "not_null"?)`},
+		{"unique_key name", "/* refill\nunique_key: [id, \"a b\"]\n*/\nSELECT 1 AS id", `models/m.sql:2:13: unique_key must name columns, not "a b"`},
+		{"unique_key column", "/* refill\nunique_key: idd\ncolumns:\n  id: bigint\n*/\nSELECT 1 AS id", `models/m.sql:2:13: unique_key idd is not among the declared columns`},
 		{"hour tz", "/* refill\npartition_by: d\ngrain: hour\nstart: 2024-01-01\ntimezone: Europe/Berlin\n*/\nSELECT 1", `models/m.sql:5:11: hour partitions are always UTC`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

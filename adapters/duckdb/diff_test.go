@@ -1,0 +1,78 @@
+package duckdb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/models"
+)
+
+// TestDiffCounts compares small tables whose differences are known: a
+// duplicated row, NULLs in values and keys, a changed value, a row only
+// on each side, both matched by key and whole.
+func TestDiffCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, err := duckdb.Open(ctx, duckdb.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.DB().Exec(`CREATE TABLE old AS SELECT * FROM (VALUES
+		(1, 'a', 10.5, DATE '2024-01-01'), (2, 'b', NULL, DATE '2024-01-01'), (2, 'b', NULL, DATE '2024-01-01'),
+		(3, 'c', 1, DATE '2024-01-01'), (NULL, 'n', 1, DATE '2024-01-01'), (4, 'd', 1, DATE '2024-01-01'),
+		(9, 'other day', 100, DATE '2024-01-02')) AS t(k, v, x, d)`); err != nil {
+		t.Fatal(err)
+	}
+	// New: 1 unchanged, one of the two 2s, 3 changed (x 1 -> 2), the NULL
+	// key unchanged, 4 gone, 5 new. The other day is outside the window.
+	query := `SELECT * FROM (VALUES (1, 'a', 10.5, DATE '2024-01-01'), (2, 'b', NULL, DATE '2024-01-01'),
+		(3, 'c', 2, DATE '2024-01-01'), (NULL, 'n', 1, DATE '2024-01-01'), (5, 'e', 7, DATE '2024-01-01')) AS t(k, v, x, d)`
+	cols, err := a.Columns(ctx, models.Relation{Name: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	req := adapters.DiffRequest{Table: models.Relation{Name: "old"}, Query: query, Columns: cols, Examples: 5,
+		Window: adapters.Window{Column: "d", Start: day, End: day.AddDate(0, 0, 1), Location: time.UTC}}
+	for _, tc := range []struct {
+		key                             []string
+		onlyOld, onlyNew, changed, same int64
+		sumOld, sumNew                  float64
+	}{
+		// Whole rows: the second 2, 3 and 4 only old; the new 3 and 5
+		// only new; 1, a 2 and the NULL key the same.
+		{nil, 3, 2, 0, 3, 13.5, 20.5},
+		// By k: the duplicated 2 matches twice (k is not unique in the
+		// old); 3 changed; 4 only old; 5 only new.
+		{[]string{"k"}, 1, 1, 1, 4, 13.5, 20.5},
+	} {
+		req.Key = tc.key
+		res, err := a.Diff(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OnlyOld != tc.onlyOld || res.OnlyNew != tc.onlyNew || res.Changed != tc.changed || res.Same != tc.same {
+			t.Errorf("key %v: %+v, want only old %d, only new %d, changed %d, same %d", tc.key, res, tc.onlyOld, tc.onlyNew, tc.changed, tc.same)
+		}
+		var x *adapters.ColumnSums
+		for i := range res.Sums {
+			if res.Sums[i].Column == "x" {
+				x = &res.Sums[i]
+			}
+		}
+		if x == nil || *x.Old != tc.sumOld || *x.New != tc.sumNew {
+			t.Errorf("key %v: sums %+v, want x %v -> %v", tc.key, res.Sums, tc.sumOld, tc.sumNew)
+		}
+		kinds := map[string]int64{}
+		for _, ex := range res.Examples {
+			kinds[ex.Kind]++
+		}
+		if kinds[adapters.DiffOnlyOld] != tc.onlyOld || kinds[adapters.DiffOnlyNew] != tc.onlyNew || kinds[adapters.DiffChanged] != tc.changed {
+			t.Errorf("key %v: examples %v", tc.key, kinds)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner/plan"
+)
+
+// ErrNoDiff is returned (wrapped) by Diff on an adapter that cannot
+// compare rows in the warehouse.
+var ErrNoDiff = errors.New("this warehouse cannot diff")
+
+// DiffOptions tune Diff.
+type DiffOptions struct {
+	// Examples is how many rows of each kind each partition reports.
+	Examples int
+	// Observe, when set, receives each partition's diff as it is made.
+	Observe func(PartitionDiff)
+}
+
+// PartitionDiff compares what a model's query computes for one partition
+// now (the working tree's SQL, reading the published upstream tables)
+// with what its table holds for that partition.
+type PartitionDiff struct {
+	Model     *models.Model
+	Partition models.Partition
+	Table     models.Relation
+	// Missing: the table does not exist, so every row is new.
+	Missing bool
+	// Key are the columns rows are matched by (the model's unique_key);
+	// empty when rows are compared whole.
+	Key []string
+	// Compared are the columns in both; Added and Dropped the query's
+	// columns the table lacks, and the table's the query no longer
+	// returns. Rows are compared on Compared alone.
+	Compared       []string
+	Added, Dropped []string
+	Result         *adapters.DiffResult
+}
+
+// Diff compares, for every step of p (a plan of the partitions to compare,
+// such as one in ModeAll), the rows the model's query returns with the
+// rows of its table's window, in the warehouse, writing nothing. Removals
+// are left out: there is no query to compare.
+func (r *Runner) Diff(ctx context.Context, p *plan.Plan, opts DiffOptions) ([]PartitionDiff, error) {
+	differ, ok := r.Adapter.(adapters.Differ)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s adapter has no diff", ErrNoDiff, r.Adapter.Info().Name)
+	}
+	var out []PartitionDiff
+	tables := map[*models.Model][]adapters.TableColumn{}
+	for st := range p.AllSteps() {
+		if st.Reason == plan.ReasonRemove {
+			continue
+		}
+		m := st.Model
+		pd, err := r.diffPartition(ctx, differ, m, st.Partition, tables, opts)
+		if err != nil {
+			return out, fmt.Errorf("%s %s: %w", m.Name, st.Partition.Key, err)
+		}
+		if opts.Observe != nil {
+			opts.Observe(pd)
+		}
+		out = append(out, pd)
+	}
+	return out, nil
+}
+
+func (r *Runner) diffPartition(ctx context.Context, differ adapters.Differ, m *models.Model, part models.Partition,
+	tables map[*models.Model][]adapters.TableColumn, opts DiffOptions) (PartitionDiff, error) {
+	table := r.Scope.Relation(m)
+	pd := PartitionDiff{Model: m, Partition: part, Table: table}
+	parts := []models.Partition{part}
+	sql, err := m.Render(r.Scope, parts...)
+	if err != nil {
+		return pd, err
+	}
+	tag := adapters.Tag{Model: m.Name, Partition: part.Key, Step: "diff"}
+	newCols, err := r.Adapter.Describe(ctx, sql, tag)
+	if err != nil {
+		return pd, adapters.AtModelLine(m, r.Scope, parts, sql, err)
+	}
+	oldCols, seen := tables[m]
+	if !seen {
+		if oldCols, err = r.Adapter.Columns(ctx, table); err != nil {
+			return pd, err
+		}
+		tables[m] = oldCols
+	}
+	if oldCols == nil {
+		// Nothing published: every row the query returns is new.
+		pd.Missing = true
+		for _, c := range newCols {
+			pd.Added = append(pd.Added, c.Name)
+		}
+		res, err := r.Adapter.Query(ctx, fmt.Sprintf("SELECT count(*) FROM (\n%s\n) AS refill_query", sql), tag)
+		if err != nil {
+			return pd, adapters.AtModelLine(m, r.Scope, parts, sql, err)
+		}
+		pd.Result = &adapters.DiffResult{OnlyNew: adapters.Int(res.Rows[0][0])}
+		return pd, nil
+	}
+	var compared []adapters.TableColumn
+	for _, c := range oldCols {
+		if slices.ContainsFunc(newCols, func(n adapters.TableColumn) bool { return strings.EqualFold(n.Name, c.Name) }) {
+			compared = append(compared, c)
+			pd.Compared = append(pd.Compared, c.Name)
+		} else {
+			pd.Dropped = append(pd.Dropped, c.Name)
+		}
+	}
+	for _, c := range newCols {
+		if !slices.ContainsFunc(oldCols, func(o adapters.TableColumn) bool { return strings.EqualFold(o.Name, c.Name) }) {
+			pd.Added = append(pd.Added, c.Name)
+		}
+	}
+	for _, k := range m.Config.UniqueKey {
+		if !slices.ContainsFunc(compared, func(c adapters.TableColumn) bool { return strings.EqualFold(c.Name, k) }) {
+			return pd, fmt.Errorf("unique_key %s is not a column of both the table %s and the query", k, table)
+		}
+	}
+	pd.Key = m.Config.UniqueKey
+	res, err := differ.Diff(ctx, adapters.DiffRequest{Table: table, Window: adapters.ModelWindow(m, parts), Query: sql,
+		Columns: compared, Key: pd.Key, Examples: opts.Examples, Tag: tag})
+	if err != nil {
+		return pd, adapters.AtModelLine(m, r.Scope, parts, sql, err)
+	}
+	pd.Result = res
+	return pd, nil
+}
