@@ -74,17 +74,24 @@ func (r *Runner) Diff(ctx context.Context, p *plan.Plan, opts DiffOptions) ([]Pa
 
 func (r *Runner) diffPartition(ctx context.Context, differ adapters.Differ, m *models.Model, part models.Partition,
 	tables map[*models.Model][]adapters.TableColumn, opts DiffOptions) (PartitionDiff, error) {
+	sql, err := m.Render(r.Scope, part)
+	if err != nil {
+		return PartitionDiff{Model: m, Partition: part, Table: r.Scope.Relation(m)}, err
+	}
+	pd, err := r.compare(ctx, differ, m, part, sql, tables, opts.Examples)
+	return pd, adapters.AtModelLine(m, r.Scope, []models.Partition{part}, sql, err)
+}
+
+// compare diffs the rows query returns with the rows of part in m's
+// table; tables caches the tables' columns.
+func (r *Runner) compare(ctx context.Context, differ adapters.Differ, m *models.Model, part models.Partition, query string,
+	tables map[*models.Model][]adapters.TableColumn, examples int) (PartitionDiff, error) {
 	table := r.Scope.Relation(m)
 	pd := PartitionDiff{Model: m, Partition: part, Table: table}
-	parts := []models.Partition{part}
-	sql, err := m.Render(r.Scope, parts...)
+	tag := adapters.Tag{Model: m.Name, Partition: part.Key, Step: "diff"}
+	newCols, err := r.Adapter.Describe(ctx, query, tag)
 	if err != nil {
 		return pd, err
-	}
-	tag := adapters.Tag{Model: m.Name, Partition: part.Key, Step: "diff"}
-	newCols, err := r.Adapter.Describe(ctx, sql, tag)
-	if err != nil {
-		return pd, adapters.AtModelLine(m, r.Scope, parts, sql, err)
 	}
 	oldCols, seen := tables[m]
 	if !seen {
@@ -99,9 +106,9 @@ func (r *Runner) diffPartition(ctx context.Context, differ adapters.Differ, m *m
 		for _, c := range newCols {
 			pd.Added = append(pd.Added, c.Name)
 		}
-		res, err := r.Adapter.Query(ctx, fmt.Sprintf("SELECT count(*) FROM (\n%s\n) AS refill_query", sql), tag)
+		res, err := r.Adapter.Query(ctx, fmt.Sprintf("SELECT count(*) FROM (\n%s\n) AS refill_query", query), tag)
 		if err != nil {
-			return pd, adapters.AtModelLine(m, r.Scope, parts, sql, err)
+			return pd, err
 		}
 		pd.Result = &adapters.DiffResult{OnlyNew: adapters.Int(res.Rows[0][0])}
 		return pd, nil
@@ -126,11 +133,49 @@ func (r *Runner) diffPartition(ctx context.Context, differ adapters.Differ, m *m
 		}
 	}
 	pd.Key = m.Config.UniqueKey
-	res, err := differ.Diff(ctx, adapters.DiffRequest{Table: table, Window: adapters.ModelWindow(m, parts), Query: sql,
-		Columns: compared, Key: pd.Key, Examples: opts.Examples, Tag: tag})
+	res, err := differ.Diff(ctx, adapters.DiffRequest{Table: table, Window: adapters.ModelWindow(m, []models.Partition{part}), Query: query,
+		Columns: compared, Key: pd.Key, Examples: examples, Tag: tag})
 	if err != nil {
-		return pd, adapters.AtModelLine(m, r.Scope, parts, sql, err)
+		return pd, err
 	}
 	pd.Result = res
 	return pd, nil
+}
+
+// reviewStages diffs every staged partition of a together run against
+// its table: the rows it would publish, as refill diff compares them.
+func (e *execution) reviewStages(ctx context.Context) ([]PartitionDiff, error) {
+	differ, ok := e.r.Adapter.(adapters.Differ)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s adapter has no diff", ErrNoDiff, e.r.Adapter.Info().Name)
+	}
+	staged := slices.Clone(e.staged)
+	order := map[*models.Model]int{}
+	for i, m := range e.plan.Models {
+		order[m] = i
+	}
+	slices.SortStableFunc(staged, func(a, b *stagedUnit) int {
+		if c := order[a.stage.Model] - order[b.stage.Model]; c != 0 {
+			return c
+		}
+		return strings.Compare(a.nodes[0].part.Key, b.nodes[0].part.Key)
+	})
+	d := e.r.Adapter.Dialect()
+	tables := map[*models.Model][]adapters.TableColumn{}
+	var out []PartitionDiff
+	for _, su := range staged {
+		m := su.stage.Model
+		for _, n := range su.nodes {
+			query := "SELECT * FROM " + su.stage.Relation.Quote(d)
+			if w := adapters.ModelWindow(m, []models.Partition{n.part}); !w.Whole() && len(su.nodes) > 1 {
+				query += " WHERE " + w.Predicate(d)
+			}
+			pd, err := e.r.compare(ctx, differ, m, n.part, query, tables, e.opts.ReviewExamples)
+			if err != nil {
+				return out, fmt.Errorf("%s %s: %w", m.Name, n.part.Key, err)
+			}
+			out = append(out, pd)
+		}
+	}
+	return out, nil
 }

@@ -37,6 +37,14 @@ type RunOptions struct {
 	// Together stages and verifies every partition first, then publishes
 	// all of them in one transaction (adapters with Info.MultiTable only).
 	Together bool
+	// Review, when set, is given the diff of every staged partition
+	// against its table (as refill diff makes them: the rows that would be
+	// published) once all are staged and before any is published. It
+	// needs Together. An error it returns publishes nothing: every
+	// partition is skipped with it as the reason. ReviewExamples is how
+	// many example rows of each kind a diff carries.
+	Review         func([]PartitionDiff) error
+	ReviewExamples int
 	// Wait is how long to wait for leases other runs hold; 0 fails at once.
 	Wait     time.Duration
 	LeaseTTL time.Duration // DefaultLeaseTTL when 0
@@ -71,6 +79,12 @@ var ErrTogetherUnsupported = errors.New("--publish together is not supported")
 // Info.MultiTable. Run validates o first; callers validate early to
 // refuse before planning.
 func (o RunOptions) Validate(info adapters.Info) error {
+	if o.Review != nil && !o.Together {
+		return fmt.Errorf("%w: a review stages every partition before publishing any", ErrTogetherUnsupported)
+	}
+	if o.Review != nil && !info.MultiTable {
+		return fmt.Errorf("%w on %s: --review stages every partition and publishes them together, in one transaction, which %s cannot commit (refill diff shows the same diff without publishing)", ErrTogetherUnsupported, info.Name, info.Name)
+	}
 	if o.Together && !info.MultiTable {
 		return fmt.Errorf("%w on %s: it cannot commit several tables in one transaction (run without it to swap partition by partition)", ErrTogetherUnsupported, info.Name)
 	}

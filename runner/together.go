@@ -71,6 +71,21 @@ func (e *execution) together(ctx context.Context) {
 		e.abortTogether(ctx, nil)
 		return
 	}
+	if e.opts.Review != nil {
+		diffs, err := e.reviewStages(ctx)
+		if err != nil {
+			e.abortTogether(ctx, fmt.Errorf("diffing the stages for review: %w", err))
+			return
+		}
+		if err := e.opts.Review(diffs); err != nil {
+			e.skipUnsettled("not published: " + err.Error())
+			return
+		}
+		if e.stopped() || ctx.Err() != nil {
+			e.abortTogether(ctx, nil)
+			return
+		}
+	}
 	var swaps []adapters.Swap
 	now := e.r.Now() // every partition is published at this one moment
 	for _, su := range e.staged {
@@ -164,6 +179,11 @@ func (e *execution) abortTogether(ctx context.Context, cause error) {
 		first, _, _ := strings.Cut(cause.Error(), "\n")
 		why = fmt.Sprintf("not published: --publish together publishes nothing when any partition fails (%v)", first)
 	}
+	e.skipUnsettled(why)
+}
+
+// skipUnsettled skips every partition not already final, for why.
+func (e *execution) skipUnsettled(why string) {
 	for _, n := range e.nodes {
 		if !n.done() {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})

@@ -170,6 +170,10 @@ func TestClickHouseRefusesPublishTogether(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--publish together is not supported on clickhouse") {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
 	}
+	r = refill(t, dir, "run", "--target", "clickhouse", "--from", "2024-01-01", "--to", "2024-01-02", now, "--review", "--yes")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--review stages every partition and publishes them together") {
+		t.Errorf("--review: exit %d:\n%s", r.code, r.stderr)
+	}
 }
 
 // TestClickHouseLeaseHeld checks that a run refuses a table another run

@@ -348,3 +348,78 @@ func plural(n int, thing string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
 }
+
+// changeLimit is --max-changed: at most rows rows, or share of the rows
+// replaced, may differ.
+type changeLimit struct {
+	rows    int64
+	percent float64
+	set     bool
+}
+
+func parseMaxChanged(s string) (changeLimit, error) {
+	if s == "" {
+		return changeLimit{}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || f < 0 || f > 100 {
+			return changeLimit{}, usagef("--max-changed %q: want a share from 0%% to 100%%, or a number of rows", s)
+		}
+		return changeLimit{percent: f, rows: -1, set: true}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return changeLimit{}, usagef("--max-changed %q: want a number of rows (0 or more), or a share such as 5%%", s)
+	}
+	return changeLimit{rows: n, set: true}, nil
+}
+
+// check refuses a review whose differing rows (only old, only new and
+// changed) pass the limit; a share is of the rows the partitions replace.
+func (l changeLimit) check(r *diffReport) error {
+	differ := r.onlyOld + r.onlyNew + r.changed
+	if !l.set {
+		return nil
+	}
+	if l.rows >= 0 && differ > l.rows {
+		return fmt.Errorf("%d rows differ, more than --max-changed %d", differ, l.rows)
+	}
+	if l.rows < 0 {
+		old := r.onlyOld + r.changed + r.same
+		share := 100.0
+		if old > 0 {
+			share = 100 * float64(differ) / float64(old)
+		} else if differ == 0 {
+			share = 0
+		}
+		if share > l.percent {
+			return fmt.Errorf("%d rows differ, %.2f%% of the %d replaced, more than --max-changed %s%%", differ, share, old, num(l.percent))
+		}
+	}
+	return nil
+}
+
+// review shows a run's diffs on w before it publishes and decides: the
+// limit, then --yes or the user's answer.
+func (a *app) review(w io.Writer, diffs []runner.PartitionDiff, limit changeLimit, yes bool) error {
+	report := &diffReport{}
+	text := &diffText{w: w}
+	fmt.Fprintln(w, "\nReview: what publishing would change, partition by partition")
+	for _, d := range diffs {
+		report.add(d)
+		text.partition(d)
+	}
+	text.close()
+	report.print(w)
+	if err := limit.check(report); err != nil {
+		return fmt.Errorf("refused by the review: %v", err)
+	}
+	if yes {
+		return nil
+	}
+	if !a.confirm("Publish these partitions?") {
+		return errors.New("the review was not confirmed")
+	}
+	return nil
+}

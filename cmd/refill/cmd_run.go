@@ -34,6 +34,9 @@ type runFlags struct {
 	publish       string
 	maxPartitions int
 	allowBlocked  bool
+	review        bool
+	maxChanged    string
+	examples      int
 }
 
 // confirmAbove is how many partitions make run ask before starting, on a
@@ -73,7 +76,9 @@ a second aborts them (transactions roll back). Exit code 130.
   refill run --resume 20240105T101500Z-1a2b3c
   refill run tag:finance --batch 31 --concurrency 4
   refill run --publish together --from 2024-02-01 --to 2024-02-07
-  refill run marts.daily_revenue --full-refresh`,
+  refill run marts.daily_revenue --full-refresh
+  refill run staging.orders+ --from 2024-01 --review
+  refill run --review --max-changed 5% --yes`,
 		RunE: func(c *cobra.Command, args []string) error { return a.runRun(c, args, &f) },
 	}
 	f.register(c, true)
@@ -92,6 +97,9 @@ a second aborts them (transactions roll back). Exit code 130.
 	fl.StringVar(&f.publish, "publish", "partition", "partition: swap each partition when ready; together: swap all in one transaction at the end")
 	fl.IntVar(&f.maxPartitions, "max-partitions", 0, "refuse to run more than N partitions without --yes")
 	fl.BoolVar(&f.allowBlocked, "allow-blocked", false, "exit 0 when nothing failed but selected partitions are blocked (default: exit 5)")
+	fl.BoolVar(&f.review, "review", false, "stage every partition, show each one's data diff against its table (as refill diff), then publish all together on confirmation or --yes")
+	fl.StringVar(&f.maxChanged, "max-changed", "", "with --review: publish nothing if more rows differ than this, a count (500) or a share of the rows replaced (5%)")
+	fl.IntVar(&f.examples, "examples", 3, "with --review: example rows of each kind per partition")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json (a summary of the run)")
 	return c
 }
@@ -105,6 +113,19 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	}
 	if err := checkRunNumbers(c.Flags(), f); err != nil {
 		return err
+	}
+	limit, err := parseMaxChanged(f.maxChanged)
+	if err != nil {
+		return err
+	}
+	if !f.review && (f.maxChanged != "" || c.Flags().Changed("examples")) {
+		return usagef("--max-changed and --examples apply to --review")
+	}
+	if f.review && !f.yes && (!isTerminal(a.stdin) || !isTerminal(a.stdout)) {
+		return usagef("--review asks before publishing: pass --yes to publish what it shows (bounded by --max-changed), or run it on a terminal")
+	}
+	if f.review && c.Flags().Changed("publish") && f.publish != "together" {
+		return usagef("--review publishes together: every partition is staged and shown before any is published")
 	}
 	sel, err := f.selection(args)
 	if err != nil {
@@ -156,6 +177,14 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		if c.Flags().Changed("allow-missing-upstream") {
 			sel.AllowMissingUpstream = f.allowMissing
 		}
+	}
+	if f.review {
+		opts.Together, opts.ReviewExamples = true, f.examples
+		w := a.stdout
+		if f.output == "json" {
+			w = a.stderr // stdout holds the summary's JSON alone
+		}
+		opts.Review = func(diffs []runner.PartitionDiff) error { return a.review(w, diffs, limit, f.yes) }
 	}
 	if err := opts.Validate(s.info); err != nil {
 		return usageError{err}

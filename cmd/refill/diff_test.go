@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -8,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/clickhouse"
 )
 
 // The example project's staging model with a logic change: orders under
@@ -22,7 +27,7 @@ batch: 7
 */
 SELECT order_id, customer_id, order_date,
        CASE WHEN amount > 200 THEN amount * 2 ELSE amount END AS amount, status, region
-FROM {{ source("raw.orders") }}
+FROM {{ source("%sraw.orders") }}
 WHERE order_date >= {{ start }} AND order_date < {{ end }}
   AND amount >= {{ var("min_amount") }}
   AND status <> 'test'
@@ -67,8 +72,30 @@ func shopOrders(t *testing.T) []shopOrder {
 func TestDiffMatchesAnIndependentComparison(t *testing.T) {
 	t.Parallel()
 	dir := shop(t, nil)
-	mustRefill(t, dir, "seed")
-	mustRefill(t, dir, "run", "staging.orders", "--to", "2024-01-31", "--yes", "--quiet", now)
+	diffMatches(t, dir, "", "dev", func() any { return query(t, dir, "SELECT count(*) FROM staging.orders") })
+}
+
+// TestDiffMatchesAnIndependentComparisonClickHouse is the same on
+// ClickHouse (18.16 or 26, as CLICKHOUSE_DSN says).
+func TestDiffMatchesAnIndependentComparisonClickHouse(t *testing.T) {
+	t.Parallel()
+	dir, prefix := clickhouseShop(t)
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
+	diffMatches(t, dir, prefix, "clickhouse", func() any {
+		res, err := ch.Query(context.Background(), fmt.Sprintf("SELECT count() FROM `%sstaging`.`orders`", prefix), adapters.Tag{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Rows[0][0]
+	})
+}
+
+// diffMatches runs the comparison on the shop in dir, its schemas
+// prefixed with prefix, on target; rows counts staging.orders' rows.
+func diffMatches(t *testing.T, dir, prefix, target string, rows func() any) {
+	model, file := prefix+"staging.orders", "models/"+prefix+"staging/orders.sql"
+	mustRefill(t, dir, "seed", "--target", target)
+	mustRefill(t, dir, "run", model, "--target", target, "--to", "2024-01-31", "--yes", "--quiet", now)
 
 	type counts struct{ onlyOld, onlyNew, changed, same int64 }
 	want := map[string]map[bool]*counts{} // day -> keyed -> counts
@@ -98,14 +125,18 @@ func TestDiffMatchesAnIndependentComparison(t *testing.T) {
 	if len(want) != 31 {
 		t.Fatalf("the seed has orders on %d days of January, want 31", len(want))
 	}
+	orig, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, keyed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("unique_key=%v", keyed), func(t *testing.T) {
 			key := ""
 			if keyed {
 				key = "unique_key: order_id"
 			}
-			write(t, dir, "models/staging/orders.sql", fmt.Sprintf(changedOrders, key))
-			r := mustRefill(t, dir, "diff", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-31", "--examples", "2", "-o", "json", now)
+			write(t, dir, file, fmt.Sprintf(changedOrders, key, prefix))
+			r := mustRefill(t, dir, "diff", model, "--target", target, "--from", "2024-01-01", "--to", "2024-01-31", "--examples", "2", "-o", "json", now)
 			var out diffOutput
 			if err := jsonUnmarshal(r.stdout, &out); err != nil {
 				t.Fatalf("%v\n%s", err, r.stdout)
@@ -125,8 +156,15 @@ func TestDiffMatchesAnIndependentComparison(t *testing.T) {
 				if p.Old != w.onlyOld+w.changed+w.same || p.New != w.onlyNew+w.changed+w.same {
 					t.Errorf("%s: %d old and %d new rows", p.Partition, p.Old, p.New)
 				}
+				kinds := map[string]int64{}
 				for _, ex := range p.Examples {
 					checkExample(t, p.Partition, ex, kept)
+					kinds[ex.Kind]++
+				}
+				for kind, n := range map[string]int64{"only_old": got.onlyOld, "only_new": got.onlyNew, "changed": got.changed} {
+					if kinds[kind] != min(n, 2) {
+						t.Errorf("%s: %d %s examples of %d rows, want %d", p.Partition, kinds[kind], kind, n, min(n, 2))
+					}
 				}
 				if n := len(p.Examples); n > 2*3 {
 					t.Errorf("%s: %d examples, want at most 2 of each kind", p.Partition, n)
@@ -136,25 +174,21 @@ func TestDiffMatchesAnIndependentComparison(t *testing.T) {
 				t.Fatalf("the change made no difference the test can see: %+v", total)
 			}
 			// The text output says the same in total.
-			text := mustRefill(t, dir, "diff", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-31", now).stdout
-			if !strings.Contains(text, fmt.Sprintf("31 of 31 partitions differ")) {
+			text := mustRefill(t, dir, "diff", model, "--target", target, "--from", "2024-01-01", "--to", "2024-01-31", now).stdout
+			if !strings.Contains(text, "31 of 31 partitions differ") {
 				t.Errorf("text output:\n%s", text)
 			}
 			// --exit-code: 1 when rows differ.
-			if r := refill(t, dir, "diff", "staging.orders", "--partitions", "2024-01-02", "--exit-code", now); r.code != exitFailed {
+			if r := refill(t, dir, "diff", model, "--target", target, "--partitions", "2024-01-02", "--exit-code", now); r.code != exitFailed {
 				t.Errorf("--exit-code with differences: exit %d, want %d\n%s", r.code, exitFailed, r.stderr)
 			}
 		})
 	}
 	// The published SQL again: nothing differs, and the table is untouched.
-	orig, err := os.ReadFile(filepath.Join("..", "..", "testdata", "shop", "models", "staging", "orders.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, dir, "models/staging/orders.sql", string(orig))
-	mustRefill(t, dir, "diff", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-31", "--exit-code", now)
-	if n := query(t, dir, "SELECT count(*) FROM staging.orders"); fmt.Sprint(n) != fmt.Sprint(len(kept)) {
-		t.Errorf("staging.orders holds %v rows after the diffs, want %d", n, len(kept))
+	write(t, dir, file, string(orig))
+	mustRefill(t, dir, "diff", model, "--target", target, "--from", "2024-01-01", "--to", "2024-01-31", "--exit-code", now)
+	if n := rows(); fmt.Sprint(n) != fmt.Sprint(len(kept)) {
+		t.Errorf("%s holds %v rows after the diffs, want %d", model, n, len(kept))
 	}
 }
 
@@ -190,4 +224,67 @@ func checkExample(t *testing.T, day string, ex diffExampleJSON, kept map[string]
 	default:
 		t.Errorf("%s: example of kind %q", day, ex.Kind)
 	}
+}
+
+// TestRunReview changes the staging model and runs it with --review: over
+// --max-changed nothing is published and the ledger is untouched; under
+// it, the table changes by exactly the rows the review showed, counted
+// here from the table before and after.
+func TestRunReview(t *testing.T) {
+	t.Parallel()
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	days := []string{"--from", "2024-01-01", "--to", "2024-01-03", now}
+	mustRefill(t, dir, append([]string{"run", "staging.orders", "--yes", "--quiet"}, days...)...)
+	snapshot := func() map[string]string {
+		rows := queryRows(t, dir, "SELECT order_id, amount FROM staging.orders WHERE order_date <= DATE '2024-01-03'")
+		out := map[string]string{}
+		for _, r := range rows {
+			out[fmt.Sprint(r[0])] = fmt.Sprint(r[1])
+		}
+		return out
+	}
+	before := snapshot()
+	write(t, dir, "models/staging/orders.sql", fmt.Sprintf(changedOrders, "unique_key: order_id", ""))
+
+	r := refill(t, dir, append([]string{"run", "staging.orders", "--review", "--max-changed", "5%", "--yes"}, days...)...)
+	if r.code != exitFailed || !strings.Contains(r.stdout, "refused by the review") {
+		t.Fatalf("over --max-changed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("a refused review changed the table")
+	}
+	if p := mustRefill(t, dir, append([]string{"plan", "staging.orders"}, days...)...); !strings.Contains(p.stdout, "stale") {
+		t.Fatalf("after a refused review the partitions are not stale:\n%s", p.stdout)
+	}
+	for _, bad := range [][]string{{"--max-changed", "5%"}, {"--review", "--max-changed", "x"}, {"--review", "--publish", "partition", "--yes"}, {"--review"}} {
+		if r := refill(t, dir, append(append([]string{"run", "staging.orders"}, bad...), days...)...); r.code != exitUsage {
+			t.Errorf("run %v: exit %d, want %d\n%s", bad, r.code, exitUsage, r.stderr)
+		}
+	}
+
+	r = mustRefill(t, dir, append([]string{"run", "staging.orders", "--review", "--max-changed", "60%", "--yes"}, days...)...)
+	after := snapshot()
+	var onlyOld, onlyNew, changed, same int
+	for id, amount := range before {
+		switch a, ok := after[id]; {
+		case !ok:
+			onlyOld++
+		case a != amount:
+			changed++
+		default:
+			same++
+		}
+	}
+	for id := range after {
+		if _, ok := before[id]; !ok {
+			onlyNew++
+		}
+	}
+	want := fmt.Sprintf("3 of 3 partitions differ (1 model): %d rows only old, %d only new, %d changed, %d the same.", onlyOld, onlyNew, changed, same)
+	if !strings.Contains(r.stdout, want) || changed == 0 {
+		t.Errorf("the review did not show what was published: want %q in\n%s", want, r.stdout)
+	}
+	// Published: nothing differs any more.
+	mustRefill(t, dir, append([]string{"diff", "staging.orders", "--exit-code"}, days...)...)
 }

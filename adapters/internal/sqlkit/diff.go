@@ -2,6 +2,7 @@ package sqlkit
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/refill/refill/adapters"
@@ -151,18 +152,36 @@ func ScanDiff(d DiffDialect, req adapters.DiffRequest, res *adapters.Result) (*a
 	return out, nil
 }
 
-// lists reads a list of lists of text, as drivers return them.
+// lists reads a list of lists of text, as drivers return them: []any of
+// []any (DuckDB), or typed slices such as [][]*string (ClickHouse).
 func lists(v any) [][]*string {
-	outer, _ := v.([]any)
+	outer := reflect.ValueOf(v)
+	if outer.Kind() != reflect.Slice {
+		return nil
+	}
 	var out [][]*string
-	for _, e := range outer {
-		inner, _ := e.([]any)
-		l := make([]*string, len(inner))
-		for i, x := range inner {
-			if x != nil {
-				s := fmt.Sprint(x)
-				l[i] = &s
+	for i := range outer.Len() {
+		inner := reflect.Indirect(outer.Index(i))
+		if inner.Kind() == reflect.Interface {
+			inner = inner.Elem()
+		}
+		if inner.Kind() != reflect.Slice {
+			continue
+		}
+		l := make([]*string, inner.Len())
+		for j := range inner.Len() {
+			x := inner.Index(j)
+			for x.Kind() == reflect.Interface || x.Kind() == reflect.Pointer {
+				if x.IsNil() {
+					break
+				}
+				x = x.Elem()
 			}
+			if (x.Kind() == reflect.Interface || x.Kind() == reflect.Pointer) && x.IsNil() {
+				continue
+			}
+			s := fmt.Sprint(x.Interface())
+			l[j] = &s
 		}
 		out = append(out, l)
 	}
