@@ -2,6 +2,7 @@ package duckdb_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,61 @@ func TestDiffCounts(t *testing.T) {
 		}
 		if kinds[adapters.DiffOnlyOld] != tc.onlyOld || kinds[adapters.DiffOnlyNew] != tc.onlyNew || kinds[adapters.DiffChanged] != tc.changed {
 			t.Errorf("key %v: examples %v", tc.key, kinds)
+		}
+	}
+}
+
+// TestDiffScansEachSideOnce reads DuckDB's plan of the diff statement,
+// matched by key and whole: one scan of the table and one of what the
+// query reads, whatever the examples and sums it also returns.
+func TestDiffScansEachSideOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var last string
+	a, err := duckdb.Open(ctx, duckdb.Config{Log: func(s string) { last = s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, q := range []string{
+		`CREATE TABLE old AS SELECT range AS k, range % 7 AS x, DATE '2024-01-01' + CAST(range % 2 AS INTEGER) AS d FROM range(1000)`,
+		`CREATE TABLE src AS SELECT * FROM old`,
+	} {
+		if _, err := a.DB().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cols, err := a.Columns(ctx, models.Relation{Name: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, key := range [][]string{{"k"}, nil} {
+		req := adapters.DiffRequest{Table: models.Relation{Name: "old"}, Query: "SELECT * FROM src WHERE d = DATE '2024-01-01'", Columns: cols,
+			Key: key, Examples: 3, Window: adapters.Window{Column: "d", Start: day, End: day.AddDate(0, 0, 1), Location: time.UTC}}
+		res, err := a.Diff(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Same != 500 || res.Differs() {
+			t.Errorf("key %v: %+v, want 500 rows the same", key, res)
+		}
+		rows, err := a.DB().Query("EXPLAIN " + last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(v)
+		}
+		rows.Close()
+		p := plan.String()
+		if n, old, src := strings.Count(p, "SEQ_SCAN"), strings.Count(p, `main."old"`), strings.Count(p, "main.src"); n != 2 || old != 1 || src != 1 {
+			t.Errorf("key %v: %d scans, of old %d and of src %d, want one of each:\n%s", key, n, old, src, p)
 		}
 	}
 }

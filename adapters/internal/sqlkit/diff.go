@@ -59,7 +59,10 @@ func DiffSQL(d DiffDialect, req adapters.DiffRequest) string {
 	oldL, newL := d.List(listItems(d, "o", len(req.Columns))), d.List(listItems(d, "n", len(req.Columns)))
 	bothL := d.List(append(listItems(d, "o", len(req.Columns)), listItems(d, "n", len(req.Columns))...))
 	examples := func(list, cond string) string {
-		return fmt.Sprintf("min_by(%s, CASE WHEN %s THEN %s END, %d)", list, cond, list, max(req.Examples, 1))
+		// Both arguments are NULL but for the rows of the kind, so that
+		// the values are cast to text for those rows alone.
+		e := fmt.Sprintf("CASE WHEN %s THEN %s END", cond, list)
+		return fmt.Sprintf("min_by(%s, %s, %d)", e, e, max(req.Examples, 1))
 	}
 	where := req.Window.Predicate(d)
 	var b strings.Builder
