@@ -20,7 +20,7 @@
 //	querier    Estimator            yes     yes         yes
 //	querier    RowCounter           yes     yes         yes
 //	querier    ShapeDescriber       yes     yes         -
-//	querier    Differ               yes     yes         -
+//	querier    Differ               yes     yes         yes
 //	stager     StageSummarizer      -       yes         -
 //	stager     StageCleaner         yes     yes         yes
 //	stager     Overlayer            yes     yes         yes

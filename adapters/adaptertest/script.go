@@ -29,7 +29,8 @@ var scriptSchemas = Schemas{Default: "shop", Ledger: "refill", Stage: "refill_st
 // check and publish a day into a new table, a batch of days, an hour, list
 // values and a whole table, each with a query that fits its model; when the
 // adapter can, publish two tables together through an overlay, publish a
-// day directly, summarize a stage; change a table's columns; rebuild a
+// day directly, summarize a stage, diff a query with a day of a table;
+// change a table's columns; rebuild a
 // table; write and read every kind of ledger record; renew and release the
 // lease; clean up stages.
 func Script(t *testing.T, rec *recorder.Recorder, open Opener) string {
@@ -299,6 +300,18 @@ func (sc *script) run() {
 		_, _, err := ss.SummarizeStage(sc.Ctx, st)
 		sc.must("SummarizeStage", err)
 		sc.must("DropStage", sc.A.DropStage(sc.Ctx, st))
+	}
+
+	if df, ok := sc.A.(adapters.Differ); ok {
+		sc.note("diff a query with a day of a table, by key and whole")
+		cols, err := sc.A.Columns(sc.Ctx, sc.Rel("daily"))
+		sc.must("Columns", err)
+		for _, key := range [][]string{{"d"}, nil} {
+			_, err := df.Diff(sc.Ctx, adapters.DiffRequest{Table: sc.Rel("daily"), Window: dayWindow("2024-01-02", "2024-01-03"),
+				Query: perDay("2024-01-02", "2024-01-03"), Columns: cols, Key: key, Examples: 2,
+				Tag: adapters.Tag{Model: "daily", Partition: "2024-01-02", Step: "diff"}})
+			sc.must("Diff", err)
+		}
 	}
 
 	sc.note("publish a day that adds a column")

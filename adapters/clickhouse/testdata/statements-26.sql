@@ -186,55 +186,91 @@ SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toS
 UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX80w1704153600x1704412800' AND active);
 DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX80w1704153600x1704412800`;
 
+-- diff a query with a day of a table, by key and whole
+SELECT countIf(o_in = 1 AND n_in = 0),
+  countIf(o_in = 0 AND n_in = 1),
+  countIf(o_in = 1 AND n_in = 1 AND refill_differs),
+  countIf(o_in = 1 AND n_in = 1 AND NOT refill_differs),
+  toFloat64(sumIf(o_c1, o_in = 1)),
+  toFloat64(sumIf(n_c1, n_in = 1)),
+  groupArrayIf(2)([toString(o_c0), toString(o_c1)], o_in = 1 AND n_in = 0),
+  groupArrayIf(2)([toString(n_c0), toString(n_c1)], o_in = 0 AND n_in = 1),
+  groupArrayIf(2)([toString(o_c0), toString(o_c1), toString(n_c0), toString(n_c1)], o_in = 1 AND n_in = 1 AND refill_differs)
+FROM (
+  SELECT o_in, n_in, o_c0, n_c0, o_c1, n_c1, (ifNull(o_c1 != n_c1, isNull(o_c1) != isNull(n_c1))) AS refill_differs
+  FROM (SELECT 1 AS o_in, `d` AS refill_k0, `d` AS o_c0, `v` AS o_c1 FROM `shop`.`daily` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03')) AS refill_old
+  ALL FULL OUTER JOIN (SELECT 1 AS n_in, `d` AS refill_k0, `d` AS n_c0, `v` AS n_c1 FROM (
+SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
+) AS refill_query) AS refill_new
+  USING (refill_k0)
+);
+SELECT sumIf(o_n - n_n, o_n > n_n),
+  sumIf(n_n - o_n, n_n > o_n),
+  0,
+  sum(least(o_n, n_n)),
+  toFloat64(sumIf(o_c1 * o_n, o_n > 0)),
+  toFloat64(sumIf(n_c1 * n_n, n_n > 0)),
+  groupArrayIf(2)([toString(o_c0), toString(o_c1)], o_n > n_n),
+  groupArrayIf(2)([toString(n_c0), toString(n_c1)], n_n > o_n),
+  groupArrayIf(2)([toString(o_c0), toString(o_c1), toString(n_c0), toString(n_c1)], 0)
+FROM (
+  SELECT o_n, n_n, o_c0, n_c0, o_c1, n_c1
+  FROM (SELECT refill_r0 AS refill_k0, refill_r1 AS refill_k1, refill_r0 AS o_c0, refill_r1 AS o_c1, o_n FROM (SELECT `d` AS refill_r0, `v` AS refill_r1, count() AS o_n FROM `shop`.`daily` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY refill_r0, refill_r1)) AS refill_old
+  ALL FULL OUTER JOIN (SELECT refill_r0 AS refill_k0, refill_r1 AS refill_k1, refill_r0 AS n_c0, refill_r1 AS n_c1, n_n FROM (SELECT `d` AS refill_r0, `v` AS refill_r1, count() AS n_n FROM (
+SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
+) AS refill_query GROUP BY refill_r0, refill_r1)) AS refill_new
+  USING (refill_k0, refill_k1)
+);
+
 -- publish a day that adds a column
 DESCRIBE TABLE (
 SELECT `d`, sum(`v`) AS `v`, count(*) AS `n` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000` AS `shop`.`daily`;
-ALTER TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000` ADD COLUMN `n` UInt64;
-INSERT INTO `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000` (`d`, `v`, `n`) SELECT `d`, `v`, `n` FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000` AS `shop`.`daily`;
+ALTER TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000` ADD COLUMN `n` UInt64;
+INSERT INTO `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000` (`d`, `v`, `n`) SELECT `d`, `v`, `n` FROM (
 SELECT `d`, sum(`v`) AS `v`, count(*) AS `n` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
 );
 ALTER TABLE `shop`.`daily` ADD COLUMN `n` UInt64;
 EXISTS TABLE `shop`.`daily`;
 SHOW CREATE TABLE `shop`.`daily`;
 DESCRIBE TABLE `shop`.`daily`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000' AND active);
-CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX94` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000`;
-ALTER TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX94` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000`;
-INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX94` SELECT * FROM `shop`.`daily` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03')), 0);
-SELECT DISTINCT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__w_20240105t060708zabcdef_XXXXXX94' AND active ORDER BY partition_id;
-ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX94`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX94`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000' AND active);
+CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000`;
+ALTER TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000`;
+INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96` SELECT * FROM `shop`.`daily` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__w_20240105t060708zabcdef_XXXXXX96' AND active ORDER BY partition_id;
+ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX85w1704153600x1704240000`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000`;
 
 -- rebuild a table (a full refresh)
 DESCRIBE TABLE (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-01') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX104w1704067200x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(`d`) ORDER BY `d` AS SELECT * FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(`d`) ORDER BY `d` AS SELECT * FROM (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-01') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX104w1704067200x1704412800`;
-EXISTS TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106`;
-SHOW CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106`;
-DESCRIBE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106`;
-INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106` (`d`, `v`) SELECT `d`, `v` FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX104w1704067200x1704412800`;
+CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800`;
+EXISTS TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
+SHOW CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
+DESCRIBE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
+INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108` (`d`, `v`) SELECT `d`, `v` FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'pending' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'daily', '2024-01-03', 'pending', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'daily', '2024-01-04', 'pending', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS;
 EXISTS TABLE `shop`.`daily`;
 SELECT engine FROM system.databases WHERE name = 'shop';
-EXCHANGE TABLES `shop`.`daily` AND `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106`;
+EXCHANGE TABLES `shop`.`daily` AND `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'daily', '2024-01-04', 'done', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX106`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
 
 -- count the rows of tables
 SELECT DISTINCT database, table FROM system.columns WHERE database IN ('shop');
@@ -282,5 +318,5 @@ SELECT 'shop.daily' AS `table_name`, '20240105T060708Z-abcdef' AS `run_id`, 'hos
 -- clean up the stages of dead runs
 SELECT DISTINCT table FROM system.columns WHERE database = 'refill_stage' AND startsWith(table, '') ORDER BY table;
 SELECT DISTINCT table FROM system.columns WHERE database = 'refill_stage' AND startsWith(table, '') ORDER BY table;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX104w1704067200x1704412800`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800`;
 DROP TABLE IF EXISTS `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX70`;

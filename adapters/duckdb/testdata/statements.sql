@@ -196,6 +196,50 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('daily', '2024-01-04', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP '2024-01-05 00:00:00', TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:07:09', TIMESTAMP '2024-01-05 06:07:09', NULL, NULL);
 -- commit
 
+-- diff a query with a day of a table, by key and whole
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "shop", "daily"
+WITH refill_old AS (
+  SELECT TRUE AS refill_in, "d" AS refill_c0, "v" AS refill_c1 FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03'
+), refill_new AS (
+  SELECT TRUE AS refill_in, "d" AS refill_c0, "v" AS refill_c1 FROM (
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d"
+) AS refill_query
+), refill_pairs AS (
+  SELECT o.refill_in AS o_in, n.refill_in AS n_in, o.refill_c0 AS o_c0, n.refill_c0 AS n_c0, o.refill_c1 AS o_c1, n.refill_c1 AS n_c1,
+    (o.refill_c1 IS DISTINCT FROM n.refill_c1) AS refill_differs
+  FROM refill_old AS o FULL OUTER JOIN refill_new AS n ON o.refill_c0 IS NOT DISTINCT FROM n.refill_c0
+)
+SELECT coalesce(sum(CASE WHEN n_in IS NULL THEN 1 ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN o_in IS NULL THEN 1 ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN o_in AND n_in AND refill_differs THEN 1 ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN o_in AND n_in AND NOT refill_differs THEN 1 ELSE 0 END), 0),
+  CAST(sum(o_c1) AS DOUBLE),
+  CAST(sum(n_c1) AS DOUBLE),
+  min_by(CASE WHEN n_in IS NULL THEN [CAST(o_c0 AS VARCHAR), CAST(o_c1 AS VARCHAR)] END, CASE WHEN n_in IS NULL THEN [CAST(o_c0 AS VARCHAR), CAST(o_c1 AS VARCHAR)] END, 2),
+  min_by(CASE WHEN o_in IS NULL THEN [CAST(n_c0 AS VARCHAR), CAST(n_c1 AS VARCHAR)] END, CASE WHEN o_in IS NULL THEN [CAST(n_c0 AS VARCHAR), CAST(n_c1 AS VARCHAR)] END, 2),
+  min_by(CASE WHEN o_in AND n_in AND refill_differs THEN [CAST(o_c0 AS VARCHAR), CAST(o_c1 AS VARCHAR), CAST(n_c0 AS VARCHAR), CAST(n_c1 AS VARCHAR)] END, CASE WHEN o_in AND n_in AND refill_differs THEN [CAST(o_c0 AS VARCHAR), CAST(o_c1 AS VARCHAR), CAST(n_c0 AS VARCHAR), CAST(n_c1 AS VARCHAR)] END, 2)
+FROM refill_pairs;
+WITH refill_old AS (
+  SELECT "d" AS refill_c0, "v" AS refill_c1, count(*) AS refill_n FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY ALL
+), refill_new AS (
+  SELECT "d" AS refill_c0, "v" AS refill_c1, count(*) AS refill_n FROM (
+SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d"
+) AS refill_query GROUP BY ALL
+), refill_pairs AS (
+  SELECT coalesce(o.refill_n, 0) AS o_n, coalesce(n.refill_n, 0) AS n_n, o.refill_c0 AS o_c0, n.refill_c0 AS n_c0, o.refill_c1 AS o_c1, n.refill_c1 AS n_c1
+  FROM refill_old AS o FULL OUTER JOIN refill_new AS n ON o.refill_c0 IS NOT DISTINCT FROM n.refill_c0 AND o.refill_c1 IS NOT DISTINCT FROM n.refill_c1
+)
+SELECT coalesce(sum(CASE WHEN o_n > n_n THEN o_n - n_n ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN n_n > o_n THEN n_n - o_n ELSE 0 END), 0),
+  0,
+  coalesce(sum(CASE WHEN o_n < n_n THEN o_n ELSE n_n END), 0),
+  CAST(sum(o_c1 * o_n) AS DOUBLE),
+  CAST(sum(n_c1 * n_n) AS DOUBLE),
+  min_by(CASE WHEN o_n > n_n THEN [CAST(o_c0 AS VARCHAR), CAST(o_c1 AS VARCHAR)] END, CASE WHEN o_n > n_n THEN [CAST(o_c0 AS VARCHAR), CAST(o_c1 AS VARCHAR)] END, 2),
+  min_by(CASE WHEN n_n > o_n THEN [CAST(n_c0 AS VARCHAR), CAST(n_c1 AS VARCHAR)] END, CASE WHEN n_n > o_n THEN [CAST(n_c0 AS VARCHAR), CAST(n_c1 AS VARCHAR)] END, 2),
+  NULL
+FROM refill_pairs;
+
 -- publish a day that adds a column
 DESCRIBE SELECT "d", sum("v") AS "v", count(*) AS "n" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
 CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX9" AS

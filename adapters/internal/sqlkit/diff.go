@@ -16,6 +16,9 @@ type DiffDialect struct {
 	Text func(expr string) string
 	// List builds a list (an array) of expressions.
 	List func(items []string) string
+	// Order, when set, makes a list orderable for min_by (the list
+	// itself otherwise).
+	Order func(list string) string
 	// Numeric reports whether a column of the table is summed.
 	Numeric func(adapters.TableColumn) bool
 }
@@ -61,8 +64,11 @@ func DiffSQL(d DiffDialect, req adapters.DiffRequest) string {
 	examples := func(list, cond string) string {
 		// Both arguments are NULL but for the rows of the kind, so that
 		// the values are cast to text for those rows alone.
-		e := fmt.Sprintf("CASE WHEN %s THEN %s END", cond, list)
-		return fmt.Sprintf("min_by(%s, %s, %d)", e, e, max(req.Examples, 1))
+		e, ord := fmt.Sprintf("CASE WHEN %s THEN %s END", cond, list), list
+		if d.Order != nil {
+			ord = d.Order(list)
+		}
+		return fmt.Sprintf("min_by(%s, CASE WHEN %s THEN %s END, %d)", e, cond, ord, max(req.Examples, 1))
 	}
 	where := req.Window.Predicate(d)
 	var b strings.Builder

@@ -217,6 +217,51 @@ COMMIT;
 DROP TABLE IF EXISTS "REFILL_STAGE"."SHOP__DAILY__S_20240105T060708ZABCDEF_XXXXXX7";
 DROP TABLE IF EXISTS "REFILL_STAGE"."SHOP__TOTALS__S_20240105T060708ZABCDEF_XXXXXX9";
 
+-- diff a query with a day of a table, by key and whole
+SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'SHOP' AND TABLE_NAME = 'DAILY';
+SELECT * FROM "SHOP"."DAILY" LIMIT 0;
+WITH refill_old AS (
+  SELECT TRUE AS refill_in, "D" AS refill_c0, "V" AS refill_c1 FROM "SHOP"."DAILY" WHERE "D" >= '2024-01-02'::DATE AND "D" < '2024-01-03'::DATE
+), refill_new AS (
+  SELECT TRUE AS refill_in, "D" AS refill_c0, "V" AS refill_c1 FROM (
+SELECT "D", sum("V") AS "V" FROM "SHOP"."EVENTS" WHERE "D" >= '2024-01-02'::DATE AND "D" < '2024-01-03'::DATE GROUP BY "D"
+) AS refill_query
+), refill_pairs AS (
+  SELECT o.refill_in AS o_in, n.refill_in AS n_in, o.refill_c0 AS o_c0, n.refill_c0 AS n_c0, o.refill_c1 AS o_c1, n.refill_c1 AS n_c1,
+    (o.refill_c1 IS DISTINCT FROM n.refill_c1) AS refill_differs
+  FROM refill_old AS o FULL OUTER JOIN refill_new AS n ON o.refill_c0 IS NOT DISTINCT FROM n.refill_c0
+)
+SELECT coalesce(sum(CASE WHEN n_in IS NULL THEN 1 ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN o_in IS NULL THEN 1 ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN o_in AND n_in AND refill_differs THEN 1 ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN o_in AND n_in AND NOT refill_differs THEN 1 ELSE 0 END), 0),
+  CAST(sum(o_c1) AS DOUBLE),
+  CAST(sum(n_c1) AS DOUBLE),
+  min_by(CASE WHEN n_in IS NULL THEN ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(o_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(o_c1 AS VARCHAR)), PARSE_JSON('null'))) END, CASE WHEN n_in IS NULL THEN ARRAY_TO_STRING(ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(o_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(o_c1 AS VARCHAR)), PARSE_JSON('null'))), '|') END, 2),
+  min_by(CASE WHEN o_in IS NULL THEN ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(n_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c1 AS VARCHAR)), PARSE_JSON('null'))) END, CASE WHEN o_in IS NULL THEN ARRAY_TO_STRING(ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(n_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c1 AS VARCHAR)), PARSE_JSON('null'))), '|') END, 2),
+  min_by(CASE WHEN o_in AND n_in AND refill_differs THEN ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(o_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(o_c1 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c1 AS VARCHAR)), PARSE_JSON('null'))) END, CASE WHEN o_in AND n_in AND refill_differs THEN ARRAY_TO_STRING(ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(o_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(o_c1 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c1 AS VARCHAR)), PARSE_JSON('null'))), '|') END, 2)
+FROM refill_pairs;
+WITH refill_old AS (
+  SELECT "D" AS refill_c0, "V" AS refill_c1, count(*) AS refill_n FROM "SHOP"."DAILY" WHERE "D" >= '2024-01-02'::DATE AND "D" < '2024-01-03'::DATE GROUP BY ALL
+), refill_new AS (
+  SELECT "D" AS refill_c0, "V" AS refill_c1, count(*) AS refill_n FROM (
+SELECT "D", sum("V") AS "V" FROM "SHOP"."EVENTS" WHERE "D" >= '2024-01-02'::DATE AND "D" < '2024-01-03'::DATE GROUP BY "D"
+) AS refill_query GROUP BY ALL
+), refill_pairs AS (
+  SELECT coalesce(o.refill_n, 0) AS o_n, coalesce(n.refill_n, 0) AS n_n, o.refill_c0 AS o_c0, n.refill_c0 AS n_c0, o.refill_c1 AS o_c1, n.refill_c1 AS n_c1
+  FROM refill_old AS o FULL OUTER JOIN refill_new AS n ON o.refill_c0 IS NOT DISTINCT FROM n.refill_c0 AND o.refill_c1 IS NOT DISTINCT FROM n.refill_c1
+)
+SELECT coalesce(sum(CASE WHEN o_n > n_n THEN o_n - n_n ELSE 0 END), 0),
+  coalesce(sum(CASE WHEN n_n > o_n THEN n_n - o_n ELSE 0 END), 0),
+  0,
+  coalesce(sum(CASE WHEN o_n < n_n THEN o_n ELSE n_n END), 0),
+  CAST(sum(o_c1 * o_n) AS DOUBLE),
+  CAST(sum(n_c1 * n_n) AS DOUBLE),
+  min_by(CASE WHEN o_n > n_n THEN ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(o_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(o_c1 AS VARCHAR)), PARSE_JSON('null'))) END, CASE WHEN o_n > n_n THEN ARRAY_TO_STRING(ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(o_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(o_c1 AS VARCHAR)), PARSE_JSON('null'))), '|') END, 2),
+  min_by(CASE WHEN n_n > o_n THEN ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(n_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c1 AS VARCHAR)), PARSE_JSON('null'))) END, CASE WHEN n_n > o_n THEN ARRAY_TO_STRING(ARRAY_CONSTRUCT(COALESCE(TO_VARIANT(CAST(n_c0 AS VARCHAR)), PARSE_JSON('null')), COALESCE(TO_VARIANT(CAST(n_c1 AS VARCHAR)), PARSE_JSON('null'))), '|') END, 2),
+  NULL
+FROM refill_pairs;
+
 -- publish a day that adds a column
 SELECT * FROM (
 SELECT "D", sum("V") AS "V", count(*) AS "N" FROM "SHOP"."EVENTS" WHERE "D" >= '2024-01-02'::DATE AND "D" < '2024-01-03'::DATE GROUP BY "D"
