@@ -232,13 +232,9 @@ func (a *app) loadProject() (*models.Project, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	vars := map[string]any{}
-	for _, kv := range a.vars {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, "", usagef("--var %q: want NAME=VALUE", kv)
-		}
-		vars[k] = models.ParseScalar(v)
+	vars, err := a.cliVars()
+	if err != nil {
+		return nil, "", err
 	}
 	p, err := models.Load(os.DirFS(dir), withAdapters(models.LoadOptions{LookupEnv: a.getenv, Vars: vars}))
 	if p == nil {
@@ -246,6 +242,19 @@ func (a *app) loadProject() (*models.Project, string, error) {
 	}
 	// With only models broken, p holds the rest, and err their errors.
 	return p, dir, err
+}
+
+// cliVars are the --var flags' values.
+func (a *app) cliVars() (map[string]any, error) {
+	vars := map[string]any{}
+	for _, kv := range a.vars {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--var %q: want NAME=VALUE", kv)
+		}
+		vars[k] = models.ParseScalar(v)
+	}
+	return vars, nil
 }
 
 func (a *app) findProject() (string, error) {

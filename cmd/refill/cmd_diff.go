@@ -52,9 +52,17 @@ history: it shows what the change does to the data, not only to the SQL
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			sel, err := f.selection(args)
+			sel, nothing, err := a.selectionOf(&f, args)
 			if err != nil {
 				return err
+			}
+			if nothing {
+				if f.output == "json" {
+					target, adapter := a.targetNames()
+					return writeJSON(a.stdout, diffOutput{Target: target, Adapter: adapter, Partitions: []diffPartitionJSON{}})
+				}
+				fmt.Fprintln(a.stdout, nothingChanged)
+				return nil
 			}
 			if examples < 0 {
 				return usagef("--examples %d: want 0 or more rows", examples)
@@ -107,6 +115,7 @@ history: it shows what the change does to the data, not only to the SQL
 		},
 	}
 	f.register(c, false)
+	f.registerState(c)
 	a.completeSelection(c)
 	c.Flags().IntVar(&examples, "examples", 3, "example rows of each kind (only old, only new, changed) per partition")
 	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when any partition differs (as git diff --exit-code)")

@@ -56,9 +56,18 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
   refill pl marts.daily_revenue --full-refresh
   refill pl --target prod --offline`,
 		RunE: func(c *cobra.Command, args []string) error {
-			sel, err := f.selection(args)
+			sel, nothing, err := a.selectionOf(&f, args)
 			if err != nil {
 				return err
+			}
+			if nothing {
+				if f.output == "json" {
+					target, adapter := a.targetNames()
+					return writeJSON(a.stdout, planOutput{Target: target, Adapter: adapter, Models: []string{}, Steps: []planStepJSON{},
+						Blocked: []planStepJSON{}, Notes: []string{"no selected model changed"}})
+				}
+				fmt.Fprintln(a.stdout, nothingChanged)
+				return nil
 			}
 			t, err := a.session(readOnly, f.offline, "refill plan", &sel)
 			if err != nil {
@@ -100,6 +109,7 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 		},
 	}
 	f.register(c, true)
+	f.registerState(c)
 	a.completeSelection(c)
 	c.Flags().BoolVar(&estimate, "estimate", false, "ask the warehouse (EXPLAIN) how many rows or bytes each model's partitions read")
 	c.Flags().BoolVar(&explain, "explain", false, "show, for stale partitions, a diff of what changed in the model since they were built")

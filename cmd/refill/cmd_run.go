@@ -82,6 +82,7 @@ a second aborts them (transactions roll back). Exit code 130.
 		RunE: func(c *cobra.Command, args []string) error { return a.runRun(c, args, &f) },
 	}
 	f.register(c, true)
+	f.registerState(c)
 	a.completeSelection(c)
 	fl := c.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and stop")
@@ -127,9 +128,16 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 	if f.review && c.Flags().Changed("publish") && f.publish != "together" {
 		return usagef("--review publishes together: every partition is staged and shown before any is published")
 	}
-	sel, err := f.selection(args)
+	sel, unchanged, err := a.selectionOf(&f.selectionFlags, args)
 	if err != nil {
 		return err
+	}
+	if unchanged {
+		if f.output == "json" {
+			return writeJSON(a.stdout, nothingRun)
+		}
+		fmt.Fprintln(a.stdout, nothingChanged)
+		return nil
 	}
 	if f.resume != "" && (len(args) > 0 || f.from != "" || f.to != "" || len(f.partitions) > 0 || f.mode != "" || len(f.selects) > 0) {
 		return usagef("--resume repeats a run's own selection; it cannot be combined with models, --from, --to, --partitions or --mode")

@@ -18,12 +18,13 @@ import (
 	"github.com/refill/refill/cmd/refill/internal/junit"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner/check"
+	"github.com/refill/refill/runner/plan"
 )
 
 func (a *app) testCommand() *cobra.Command {
-	var junitPath, from, to, now string
+	var junitPath, from, to, now, state string
 	var exclude []string
-	var allowUnsampled bool
+	var allowUnsampled, changed bool
 	c := &cobra.Command{
 		Use:   "test [MODEL...]",
 		Short: "Check models in seconds on an embedded DuckDB: validate, render, run, audit, unit-test",
@@ -49,7 +50,8 @@ run at least one partition: one that does not is reported "not run" and fails
 the check unless --allow-unsampled. It exits 1 when any check fails.`,
 		Example: `  refill test
   refill test marts.daily_revenue --junit report.xml
-  refill test --from 2024-01-01 --to 2024-01-31`,
+  refill test --from 2024-01-01 --to 2024-01-31
+  refill test --changed --state git:origin/main   # a pull request's models and what reads them`,
 		RunE: func(c *cobra.Command, args []string) error {
 			started := time.Now()
 			var clock time.Time
@@ -59,6 +61,19 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 					return err
 				}
 			}
+			if changed {
+				args = append(args, changedTerm+"+")
+			}
+			sel := plan.Selection{Select: args, Exclude: exclude}
+			nothing, err := a.resolveChanged(&sel, state)
+			if err != nil {
+				return err
+			}
+			if nothing {
+				fmt.Fprintln(a.stdout, "Nothing to test: no selected model changed.")
+				return nil
+			}
+			args, exclude = sel.Select, sel.Exclude
 			checks := check.Run(a.ctx, check.Options{Load: a.loadProjectFS, Select: args, Exclude: exclude, From: from, To: to,
 				Now: clock, Dialect: dialectFor, Sandbox: sandbox()})
 			a.printChecks(a.stdout, checks, time.Since(started))
@@ -82,6 +97,8 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 	c.Flags().StringVar(&now, "now", "", "the clock that decides which partitions are complete (default: now)")
 	c.Flags().StringArrayVar(&exclude, "exclude", nil, "leave out the models these selectors match")
 	c.Flags().BoolVar(&allowUnsampled, "allow-unsampled", false, "pass although a selected model ran no partition in the sample")
+	c.Flags().BoolVar(&changed, "changed", false, "test only the models whose version differs from --state's, and what reads them (the selector changed+)")
+	c.Flags().StringVar(&state, "state", "", "what --changed compares with: git:REF (the project's files at a git revision; needs no warehouse) or a target (the versions its ledger records)")
 	c.ValidArgsFunction = a.completeModels
 	return c
 }

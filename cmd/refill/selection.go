@@ -17,6 +17,7 @@ type selectionFlags struct {
 	mode       string
 	lookback   int
 	now        string
+	state      string
 	output     string
 	offline    bool
 	// For plan and run, which plans what run would do with them.
@@ -40,6 +41,23 @@ func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
 		fl.BoolVar(&f.allowMissing, "allow-missing-upstream", false, "run partitions whose upstream partitions are missing, failed or incomplete, instead of blocking them")
 		fl.BoolVar(&f.fullRefresh, "full-refresh", false, "rebuild the selected models' whole tables: every partition into a new table, swapped in at once")
 	}
+}
+
+// registerState adds --state, for the commands that take the changed
+// selector.
+func (f *selectionFlags) registerState(c *cobra.Command) {
+	c.Flags().StringVar(&f.state, "state", "", "what the changed selector compares with: a target (the versions its ledger records; default the command's) or git:REF (the project's files at a git revision)")
+}
+
+// selectionOf converts the flags and positional selectors, the changed
+// selector resolved against --state; nothing reports that the selection
+// named only the changed models, and none changed.
+func (a *app) selectionOf(f *selectionFlags, args []string) (sel plan.Selection, nothing bool, err error) {
+	if sel, err = f.selection(args); err != nil {
+		return sel, false, err
+	}
+	nothing, err = a.resolveChanged(&sel, f.state)
+	return sel, nothing, err
 }
 
 // selection converts the flags and positional selectors.
@@ -69,7 +87,9 @@ func (f *selectionFlags) selection(args []string) (plan.Selection, error) {
 
 const selectorHelp = `MODEL selectors (positional, or --select) are model names (marts.daily_revenue,
 or daily_revenue when unambiguous), path globs under models/ (marts/*), tag:NAME,
-and any of those with + before (also upstream) or after (also downstream).
+changed (the models whose version differs from --state's: a target's ledger,
+by default the command's target, or git:REF), and any of those with + before
+(also upstream) or after (also downstream).
 Several selectors, or one with spaces or commas, select the union.
 
 --from and --to take partition keys (2024-01-02, 2024-W01, 2024-01, 2024,
