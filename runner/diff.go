@@ -20,6 +20,10 @@ var ErrNoDiff = errors.New("this warehouse cannot diff")
 type DiffOptions struct {
 	// Examples is how many rows of each kind each partition reports.
 	Examples int
+	// Sample, when positive, diffs at most that many partitions of each
+	// model, spread evenly over its partitions in the plan, the first and
+	// the last included (one: the last).
+	Sample int
 	// Observe, when set, receives each partition's diff as it is made.
 	Observe func(PartitionDiff)
 }
@@ -55,21 +59,49 @@ func (r *Runner) Diff(ctx context.Context, p *plan.Plan, opts DiffOptions) ([]Pa
 	}
 	var out []PartitionDiff
 	tables := map[*models.Model][]adapters.TableColumn{}
+	var steps []plan.Step // of one model
+	diffAll := func() error {
+		for _, st := range sample(steps, opts.Sample) {
+			pd, err := r.diffPartition(ctx, differ, st.Model, st.Partition, tables, opts)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", st.Model.Name, st.Partition.Key, err)
+			}
+			if opts.Observe != nil {
+				opts.Observe(pd)
+			}
+			out = append(out, pd)
+		}
+		steps = steps[:0]
+		return nil
+	}
 	for st := range p.AllSteps() {
 		if st.Reason == plan.ReasonRemove {
 			continue
 		}
-		m := st.Model
-		pd, err := r.diffPartition(ctx, differ, m, st.Partition, tables, opts)
-		if err != nil {
-			return out, fmt.Errorf("%s %s: %w", m.Name, st.Partition.Key, err)
+		if len(steps) > 0 && steps[0].Model != st.Model {
+			if err := diffAll(); err != nil {
+				return out, err
+			}
 		}
-		if opts.Observe != nil {
-			opts.Observe(pd)
-		}
-		out = append(out, pd)
+		steps = append(steps, st)
 	}
-	return out, nil
+	return out, diffAll()
+}
+
+// sample returns n of steps spread evenly, the first and the last
+// included (one: the last), or all of them when n is 0 or covers them.
+func sample(steps []plan.Step, n int) []plan.Step {
+	if n <= 0 || n >= len(steps) {
+		return steps
+	}
+	if n == 1 {
+		return steps[len(steps)-1:]
+	}
+	out := make([]plan.Step, n)
+	for i := range n {
+		out[i] = steps[i*(len(steps)-1)/(n-1)]
+	}
+	return out
 }
 
 func (r *Runner) diffPartition(ctx context.Context, differ adapters.Differ, m *models.Model, part models.Partition,

@@ -18,10 +18,10 @@ import (
 
 func (a *app) diffCommand() *cobra.Command {
 	var f selectionFlags
-	var examples int
+	var examples, sampleN int
 	var exitCode bool
 	c := &cobra.Command{
-		Use:   "diff MODEL... [--from KEY --to KEY | --partitions KEYS]",
+		Use:   "diff MODEL... [--from KEY --to KEY | --partitions KEYS] [--sample N]",
 		Short: "Compare what the models' SQL computes now with what their tables hold, partition by partition",
 		Long: `Diff runs the working tree's SQL of each selected model for every partition in
 range, reading the published upstream tables, and compares its rows with the rows
@@ -43,6 +43,7 @@ history: it shows what the change does to the data, not only to the SQL
 ` + selectorHelp,
 		Example: `  refill diff marts.daily_revenue --from 2024-01-01 --to 2024-01-31
   refill diff staging.orders --partitions 2024-01-05 --examples 10
+  refill diff marts.daily_revenue --sample 10       # ten days spread over its history
   refill diff marts.daily_revenue --output json
   refill diff marts.daily_revenue --exit-code   # exit 1 when any row differs`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -67,6 +68,9 @@ history: it shows what the change does to the data, not only to the SQL
 			if examples < 0 {
 				return usagef("--examples %d: want 0 or more rows", examples)
 			}
+			if sampleN < 0 {
+				return usagef("--sample %d: want 1 or more partitions per model (0: every one)", sampleN)
+			}
 			// Every partition in range, whatever the ledger says, and
 			// whether or not its upstream partitions are built: a diff
 			// builds nothing.
@@ -85,7 +89,7 @@ history: it shows what the change does to the data, not only to the SQL
 			if f.output != "json" {
 				text = &diffText{w: a.stdout}
 			}
-			diffs, err := s.runner.Diff(a.ctx, pl, runner.DiffOptions{Examples: examples, Observe: func(d runner.PartitionDiff) {
+			diffs, err := s.runner.Diff(a.ctx, pl, runner.DiffOptions{Examples: examples, Sample: sampleN, Observe: func(d runner.PartitionDiff) {
 				report.add(d)
 				if text != nil {
 					text.partition(d)
@@ -118,6 +122,7 @@ history: it shows what the change does to the data, not only to the SQL
 	f.registerState(c)
 	a.completeSelection(c)
 	c.Flags().IntVar(&examples, "examples", 3, "example rows of each kind (only old, only new, changed) per partition")
+	c.Flags().IntVar(&sampleN, "sample", 0, "diff at most N partitions of each model, spread evenly over the range, the first and the last included")
 	c.Flags().BoolVar(&exitCode, "exit-code", false, "exit 1 when any partition differs (as git diff --exit-code)")
 	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
 	return c

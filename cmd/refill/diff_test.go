@@ -288,3 +288,33 @@ func TestRunReview(t *testing.T) {
 	// Published: nothing differs any more.
 	mustRefill(t, dir, append([]string{"diff", "staging.orders", "--exit-code"}, days...)...)
 }
+
+// TestDiffSample diffs a few partitions spread over the range: the first,
+// the last, and evenly between.
+func TestDiffSample(t *testing.T) {
+	t.Parallel()
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "staging.orders", "--to", "2024-01-31", "--yes", "--quiet", now)
+	for _, tc := range []struct {
+		n    string
+		want []string
+	}{
+		{"1", []string{"2024-01-31"}},
+		{"4", []string{"2024-01-01", "2024-01-11", "2024-01-21", "2024-01-31"}},
+		{"40", nil}, // every day
+	} {
+		r := mustRefill(t, dir, "diff", "staging.orders", "--from", "2024-01-01", "--to", "2024-01-31", "--sample", tc.n, "-o", "json", now)
+		var out diffOutput
+		if err := jsonUnmarshal(r.stdout, &out); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range out.Partitions {
+			got = append(got, p.Partition)
+		}
+		if tc.want == nil && len(got) != 31 || tc.want != nil && strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("--sample %s: %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
