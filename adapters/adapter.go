@@ -21,6 +21,7 @@
 //	querier    RowCounter           yes     yes         yes
 //	querier    ShapeDescriber       yes     yes         -
 //	querier    Differ               yes     yes         yes
+//	querier    CrossReader          yes     -           -
 //	stager     StageSummarizer      -       yes         -
 //	stager     StageCleaner         yes     yes         yes
 //	stager     Overlayer            yes     yes         yes
@@ -180,6 +181,17 @@ type Classifier interface {
 	// Transient reports whether err is worth retrying: lost connections,
 	// timeouts, transaction conflicts, overload. SQL errors are not.
 	Transient(err error) bool
+}
+
+// CrossReader is implemented by adapters whose queries can read the
+// tables of another target of the same engine: deferral (--defer), where
+// models a selection does not build are read from another target's tables
+// (production's) rather than this one's.
+type CrossReader interface {
+	// ReadFrom makes other's tables readable by this adapter's queries
+	// and returns how they name other's relation r; an error says why
+	// they cannot (another server, an in-memory database).
+	ReadFrom(ctx context.Context, other Adapter) (func(r models.Relation) string, error)
 }
 
 // ShapeDescriber is implemented by adapters whose Describe gives the same

@@ -22,6 +22,11 @@ type Scope struct {
 	Refs map[string]SQL
 	// This optionally replaces the text of this (audits point it at the stage).
 	This SQL
+	// Defer replaces the text ref() returns for models read from another
+	// target (--defer), by model name. Unlike Refs, which point at this
+	// run's stages, it is part of a model's version: a partition built
+	// from another target's tables is another version of the model.
+	Defer map[string]SQL
 	// Target is the name of the target rendered for, which templates read
 	// as target.name; empty when no target applies.
 	Target string
@@ -29,7 +34,7 @@ type Scope struct {
 
 // cacheable reports whether renders under s may share cached work: scopes
 // with overrides are made per stage and would only fill the caches.
-func (s *Scope) cacheable() bool { return s.This == "" && s.Refs == nil }
+func (s *Scope) cacheable() bool { return s.This == "" && s.Refs == nil && s.Defer == nil }
 
 // Relation returns the table model m is materialized in under s.
 func (s *Scope) Relation(m *Model) Relation {
@@ -38,6 +43,15 @@ func (s *Scope) Relation(m *Model) Relation {
 		r.Schema = s.Schema
 	}
 	return r
+}
+
+// refText is what ref() of up returns under s, overlays aside: its
+// relation, or the other target's when it is deferred.
+func (s *Scope) refText(up *Model) SQL {
+	if text, ok := s.Defer[up.Name]; ok {
+		return text
+	}
+	return SQL(s.Relation(up).Quote(s.Dialect))
 }
 
 // envKind selects the names a template may use.
@@ -82,7 +96,7 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 			if text, ok := s.Refs[up.Name]; ok {
 				return text, nil
 			}
-			return SQL(s.Relation(up).Quote(s.Dialect)), nil
+			return s.refText(up), nil
 		},
 		"source": func(name string) (SQL, error) {
 			r, err := ParseRelation(name)

@@ -87,7 +87,7 @@ func (m *Model) version(s *Scope) *Version {
 	}
 	var refs []string
 	for name, up := range m.upstream {
-		refs = append(refs, fmt.Sprintf("%s -> %s", name, s.Relation(up).Quote(s.Dialect)))
+		refs = append(refs, fmt.Sprintf("%s -> %s", name, s.refText(up)))
 	}
 	sort.Strings(refs)
 	for _, r := range refs {

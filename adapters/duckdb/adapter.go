@@ -268,9 +268,20 @@ func (a *Adapter) ensureSchema(ctx context.Context, schema string) error {
 func (a *Adapter) tableExists(ctx context.Context, r models.Relation) (bool, error) {
 	var n int
 	err := a.db.QueryRowContext(ctx,
-		"SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+		"SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND "+catalogIs(a.d, r),
 		r.Schema, r.Name).Scan(&n)
 	return n > 0, err
+}
+
+// catalogIs is the condition on information_schema's table_catalog that
+// keeps r's own catalog: the database file's unless r names another. A
+// target read through --defer is attached beside it, often with the same
+// schemas.
+func catalogIs(d Dialect, r models.Relation) string {
+	if r.Database != "" {
+		return "table_catalog = " + d.QuoteString(r.Database)
+	}
+	return "table_catalog = current_database()"
 }
 
 func (a *Adapter) log(sql string) {

@@ -34,8 +34,8 @@ func (a *Adapter) Describe(ctx context.Context, query string, tag adapters.Tag) 
 // Columns returns table's columns, or nil when it does not exist.
 func (a *Adapter) Columns(ctx context.Context, table models.Relation) ([]adapters.TableColumn, error) {
 	table = a.resolve(table)
-	rows, err := a.db.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
-		table.Schema, table.Name)
+	rows, err := a.db.QueryContext(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND "+
+		catalogIs(a.d, table)+" ORDER BY ordinal_position", table.Schema, table.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -49,8 +49,8 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 // (where earlier versions of refill staged).
 func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
 	rows, err := a.db.QueryContext(ctx,
-		"SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name",
-		a.cfg.StageSchema)
+		"SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name",
+		a.cfg.StageSchema, deferCatalog)
 	if err != nil {
 		return err
 	}

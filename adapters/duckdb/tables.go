@@ -18,7 +18,7 @@ func (a *Adapter) CountRows(ctx context.Context, tables []models.Relation) (map[
 	if len(tables) == 0 {
 		return out, nil
 	}
-	res, err := a.Query(ctx, "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'", adapters.Tag{})
+	res, err := a.Query(ctx, "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_catalog = current_database()", adapters.Tag{})
 	if err != nil {
 		return nil, err
 	}

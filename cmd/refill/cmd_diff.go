@@ -80,6 +80,9 @@ history: it shows what the change does to the data, not only to the SQL
 				return err
 			}
 			defer s.close()
+			if err := a.deferTo(s, f.deferTo, sel); err != nil {
+				return err
+			}
 			pl, err := s.plan(sel)
 			if err != nil {
 				return err
@@ -120,6 +123,7 @@ history: it shows what the change does to the data, not only to the SQL
 	}
 	f.register(c, false)
 	f.registerState(c)
+	f.registerDefer(c)
 	a.completeSelection(c)
 	c.Flags().IntVar(&examples, "examples", 3, "example rows of each kind (only old, only new, changed) per partition")
 	c.Flags().IntVar(&sampleN, "sample", 0, "diff at most N partitions of each model, spread evenly over the range, the first and the last included")

@@ -74,6 +74,12 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 				return err
 			}
 			defer t.close()
+			if f.deferTo != "" && f.offline {
+				return usagef("--defer reads the other target's ledger; it cannot be combined with --offline")
+			}
+			if err := a.deferTo(t, f.deferTo, sel); err != nil {
+				return err
+			}
 			pl, err := t.plan(sel)
 			if err != nil {
 				return err
@@ -110,6 +116,7 @@ Plan never writes: it opens DuckDB files read-only and creates nothing.
 	}
 	f.register(c, true)
 	f.registerState(c)
+	f.registerDefer(c)
 	a.completeSelection(c)
 	c.Flags().BoolVar(&estimate, "estimate", false, "ask the warehouse (EXPLAIN) how many rows or bytes each model's partitions read")
 	c.Flags().BoolVar(&explain, "explain", false, "show, for stale partitions, a diff of what changed in the model since they were built")

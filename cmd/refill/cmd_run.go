@@ -83,6 +83,7 @@ a second aborts them (transactions roll back). Exit code 130.
 	}
 	f.register(c, true)
 	f.registerState(c)
+	f.registerDefer(c)
 	a.completeSelection(c)
 	fl := c.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and stop")
@@ -151,6 +152,12 @@ func (a *app) runRun(c *cobra.Command, args []string, f *runFlags) error {
 		return err
 	}
 	defer s.close()
+	if f.deferTo != "" && f.resume != "" {
+		return usagef("--resume repeats a run's own selection; --defer cannot be added to it")
+	}
+	if err := a.deferTo(s, f.deferTo, sel); err != nil {
+		return err
+	}
 	opts := runner.RunOptions{Retries: f.retries, RetryDelay: f.retryDelay, Batch: f.batch, SplitFailed: f.splitFailed,
 		FailFast: f.failFast, Together: f.publish == "together", Concurrency: f.concurrency, Redact: a.redact}
 	if f.resume != "" {

@@ -18,6 +18,7 @@ type selectionFlags struct {
 	lookback   int
 	now        string
 	state      string
+	deferTo    string
 	output     string
 	offline    bool
 	// For plan and run, which plans what run would do with them.
@@ -47,6 +48,11 @@ func (f *selectionFlags) register(c *cobra.Command, withMode bool) {
 // selector.
 func (f *selectionFlags) registerState(c *cobra.Command) {
 	c.Flags().StringVar(&f.state, "state", "", "what the changed selector compares with: a target (the versions its ledger records; default the command's) or git:REF (the project's files at a git revision)")
+}
+
+// registerDefer adds --defer, for the commands that read upstream tables.
+func (f *selectionFlags) registerDefer(c *cobra.Command) {
+	c.Flags().StringVar(&f.deferTo, "defer", "", "read the models the selection does not build from target `TARGET`'s tables (same engine), as its ledger records them: build or diff a change on production's data")
 }
 
 // selectionOf converts the flags and positional selectors, the changed

@@ -28,6 +28,8 @@ type session struct {
 	// broken holds the errors of the project's broken models, which it
 	// loaded without (models.Project.Broken); nil when there are none.
 	broken error
+	// deferred is the session of the target --defer reads, if any.
+	deferred *session
 }
 
 // session loads the project and, unless offline, connects to the target.
@@ -129,6 +131,9 @@ func selectsBroken(p *models.Project, b *models.BrokenModel, name string) bool {
 func (s *session) close() {
 	if s.adapter != nil {
 		s.adapter.Close()
+	}
+	if s.deferred != nil {
+		s.deferred.close()
 	}
 }
 

@@ -25,6 +25,7 @@ func TestCapabilities(t *testing.T) {
 		"RowCounter":       func(a adapters.Adapter) bool { _, ok := a.(adapters.RowCounter); return ok },
 		"ShapeDescriber":   func(a adapters.Adapter) bool { _, ok := a.(adapters.ShapeDescriber); return ok },
 		"Differ":           func(a adapters.Adapter) bool { _, ok := a.(adapters.Differ); return ok },
+		"CrossReader":      func(a adapters.Adapter) bool { _, ok := a.(adapters.CrossReader); return ok },
 		"StageSummarizer":  func(a adapters.Adapter) bool { _, ok := a.(adapters.StageSummarizer); return ok },
 		"StageCleaner":     func(a adapters.Adapter) bool { _, ok := a.(adapters.StageCleaner); return ok },
 		"Overlayer":        func(a adapters.Adapter) bool { _, ok := a.(adapters.Overlayer); return ok },

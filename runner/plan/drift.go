@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -38,6 +39,40 @@ func (r *Reader) tableFacts(ctx context.Context, sel Selection, totals map[strin
 			}
 		}
 	}
+	if r.Defer != nil {
+		// A deferred model's table is the other target's.
+		check = slices.DeleteFunc(check, func(m *models.Model) bool { return r.Defer.Models[m.Name] })
+	}
+	out, err := r.countTables(ctx, rc, check, totals)
+	if err != nil || r.Defer == nil {
+		return out, err
+	}
+	var deferred []*models.Model
+	for _, m := range selected {
+		for _, up := range m.Upstream {
+			if r.Defer.Models[up.Name] && totals[up.Name] != nil && !slices.Contains(deferred, up) {
+				deferred = append(deferred, up)
+			}
+		}
+	}
+	other := r.Defer.Reader
+	orc, ok := other.Adapter.(adapters.RowCounter)
+	if !ok || len(deferred) == 0 {
+		return out, nil
+	}
+	theirs, err := other.countTables(ctx, orc, deferred, totals)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = map[string]*TableFacts{}
+	}
+	maps.Copy(out, theirs)
+	return out, nil
+}
+
+// countTables compares the tables of check with the ledger's totals.
+func (r *Reader) countTables(ctx context.Context, rc adapters.RowCounter, check []*models.Model, totals map[string]*ledgerTotal) (map[string]*TableFacts, error) {
 	if len(check) == 0 {
 		return nil, nil
 	}

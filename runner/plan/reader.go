@@ -22,6 +22,8 @@ type Reader struct {
 	// Clock is the time the reader takes as now (leases' expiry, pending
 	// records); time.Now when nil.
 	Clock func() time.Time
+	// Defer, when set, reads some models from another target (--defer).
+	Defer *Deferral
 }
 
 // Now returns the reader's time, in UTC.
@@ -34,15 +36,47 @@ func (r *Reader) Now() time.Time {
 
 // Records returns the ledger's records for every model of the project.
 func (r *Reader) Records(ctx context.Context) ([]adapters.Record, error) {
-	names := make([]string, len(r.Project.Models))
-	for i, m := range r.Project.Models {
-		names[i] = m.Name
+	var names, deferred []string
+	for _, m := range r.Project.Models {
+		if r.Defer != nil && r.Defer.Models[m.Name] {
+			deferred = append(deferred, m.Name)
+		} else {
+			names = append(names, m.Name)
+		}
 	}
+	records, err := r.recordsOf(ctx, names)
+	if err != nil || len(deferred) == 0 {
+		return records, err
+	}
+	// A deferred model's records are the other target's ledger's.
+	theirs, err := r.Defer.Reader.recordsOf(ctx, deferred)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger of target %s: %w", r.Defer.Target, err)
+	}
+	return append(records, theirs...), nil
+}
+
+// recordsOf reads the records of the named models, with those a dead run
+// left unrecorded.
+func (r *Reader) recordsOf(ctx context.Context, names []string) ([]adapters.Record, error) {
 	records, err := r.Adapter.Partitions(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	return r.withUnrecorded(ctx, records)
+}
+
+// Deferral reads some models from another target of the same engine
+// (--defer): their tables are the other target's (models.Scope.Defer
+// names them in queries), and so are their ledger records, which say
+// which of their partitions are built and when they were published. A
+// plan that defers does not start from the ledger's summaries.
+type Deferral struct {
+	Target string  // the other target's name
+	Reader *Reader // the other target's project, adapter and scope
+	// Models are the deferred models, by name: those the selection does
+	// not build and a selected model reads.
+	Models map[string]bool
 }
 
 // Plan reads the ledger, evaluates the watermarks a scheduled run checks,
@@ -65,6 +99,9 @@ func (r *Reader) Facts(ctx context.Context, sel Selection) (*Facts, error) {
 
 func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Facts, error) {
 	facts := &Facts{}
+	if r.Defer != nil {
+		summarize = false // the summaries pair this ledger's records alone
+	}
 	sums, err := r.summaries(ctx, sel, summarize)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 
 -- describe a query and a table that does not exist
 DESCRIBE SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "shop", "daily"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "shop", "daily"
 
 -- create a table with declared columns
 -- begin
@@ -161,7 +161,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
 -- publish two tables together, the second reading the first through an overlay
 CREATE TABLE "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX6" AS
 SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-03' AND "d" < DATE '2024-01-04' GROUP BY "d";
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "shop", "daily"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "shop", "daily"
 CREATE VIEW "refill_stages"."refill_stage"."shop__daily__v_20240105t060708zabcdef_XXXXXX7" AS
 SELECT * FROM "w"."shop"."daily" WHERE NOT coalesce("d" >= DATE '2024-01-03' AND "d" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
@@ -197,7 +197,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
 -- commit
 
 -- diff a query with a day of a table, by key and whole
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "shop", "daily"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "shop", "daily"
 WITH refill_old AS (
   SELECT TRUE AS refill_in, "d" AS refill_c0, "v" AS refill_c1 FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03'
 ), refill_new AS (
@@ -271,7 +271,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
 -- commit
 
 -- count the rows of tables
-SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE';
+SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_catalog = current_database();
 SELECT 'shop.daily', count(*) FROM "shop"."daily"
 UNION ALL SELECT 'shop.totals', count(*) FROM "shop"."totals";
 
@@ -291,9 +291,9 @@ INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", 
 DELETE FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('20240105T060708Z-abcdef', 'dev', 'succeeded', '{"from":"2024-01-02"}', 'host', 42, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:08:08', 9, 0, 0, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "runs"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "runs"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 10;
 
 -- save and read model versions
@@ -302,18 +302,18 @@ DELETE FROM "refill"."versions" WHERE (model, fingerprint) IN (('daily', '012345
 INSERT INTO "refill"."versions" ("model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions") VALUES
   ('daily', '0123456789abcdef', 'SELECT ''it''''s''', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "versions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('daily') ORDER BY model, created_at;
 
 -- read the ledger
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('daily', 'hourly', 'by_region', 'totals');
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "leases"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "leases"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT "model", CASE WHEN "window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', "window_start") ELSE date_trunc('month', "window_start") END AS "bucket", count(*), sum(CASE WHEN "state" = 'done' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'pending' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'removed' THEN 1 ELSE 0 END), min("fingerprint"), max("fingerprint"), min("started_at"), max("published_at"), sum(CASE WHEN "state" IN ('done', 'partial', 'failed') THEN "row_count" ELSE 0 END), 0 FROM "refill"."partitions" WHERE "model" IN ('daily', 'totals') GROUP BY "model", "bucket";
 SELECT r."model", CASE WHEN r."window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', r."window_start") ELSE date_trunc('month', r."window_start") END AS "bucket", count(*) FROM "refill"."partitions" AS r JOIN (VALUES ('daily', 'hourly')) AS e(down_model, up_model) ON r."model" = e.down_model JOIN "refill"."partitions" AS u ON u."model" = e.up_model AND date_trunc('day', u."window_start") = date_trunc('day', r."window_start") WHERE u."published_at" > r."started_at" AND (r."published_at" IS NULL OR u."published_at" <> r."published_at") GROUP BY r."model", "bucket";
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT p."model", p."partition_key", p."state", p."fingerprint", p."row_count", p."run_id", p."attempts", p."window_start", p."window_end", p."started_at", p."finished_at", p."published_at", p."error", p."watermark" FROM "refill"."partitions" AS p JOIN (VALUES ('totals', CAST(NULL AS TIMESTAMP)), ('daily', TIMESTAMP '2024-01-03 00:00:00')) AS s(model_name, since) ON p."model" = s.model_name WHERE s.since IS NULL OR p."window_end" IS NULL OR p."window_end" > s.since;
 
 -- renew and release the lease
@@ -321,6 +321,6 @@ UPDATE "refill"."leases" SET heartbeat_at = TIMESTAMP '2024-01-05 06:07:38', exp
 DELETE FROM "refill"."leases" WHERE run_id = '20240105T060708Z-abcdef';
 
 -- clean up the stages of dead runs
-SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name; -- args: "refill_stage"
+SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10";
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5";

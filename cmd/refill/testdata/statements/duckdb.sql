@@ -2,9 +2,9 @@
 ATTACH ':memory:' AS "refill_stages";
 CREATE SCHEMA "refill_stages"."refill_stage";
 SELECT current_database();
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "versions"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 -- begin
 CREATE SCHEMA IF NOT EXISTS "refill";
 CREATE TABLE IF NOT EXISTS "refill"."partitions" (
@@ -90,12 +90,12 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 DELETE FROM "refill"."runs" WHERE run_id = 'RUN-ID';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('RUN-ID', 'dev', 'running', '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}', 'HOST', PID, TIMESTAMP 'NOW', NULL, 0, 0, 0, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "leases"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "leases"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "runs"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "runs"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 100;
-SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name; -- args: "refill_stage"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "versions"
+SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
 -- begin
 DELETE FROM "refill"."versions" WHERE (model, fingerprint) IN (('marts.customer_lifetime', 'b624c74e37ff989c'), ('marts.customer_revenue_to_date', '651061f7a6f39e49'), ('marts.daily_revenue', 'bb48f97c0623a0dd'), ('marts.revenue_by_region', 'cc2639125f22340c'), ('marts.rolling_revenue', '8203ec07a89597c8'), ('staging.orders', 'd65c6ba081c12e82'));
@@ -210,7 +210,7 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}
   AND status <> ''test''
 ', TIMESTAMP 'NOW', NULL, NULL, NULL);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "staging", "orders"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "staging", "orders"
 DESCRIBE SELECT order_id, customer_id, order_date, amount, status, region
 FROM "raw"."orders"
 WHERE order_date >= DATE '2024-01-01' AND order_date < DATE '2024-01-04'
@@ -239,7 +239,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('staging.orders', '2024-01-03', 'done', 'd65c6ba081c12e82', 25, 'RUN-ID', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "customer_lifetime"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_lifetime"
 DESCRIBE SELECT o.customer_id,
        c.name,
        count(*) AS orders,
@@ -274,12 +274,12 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.customer_lifetime', 'all', 'done', 'b624c74e37ff989c', 71, 'RUN-ID', 1, NULL, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
 -- begin
 CREATE SCHEMA IF NOT EXISTS "marts";
 CREATE TABLE IF NOT EXISTS "marts"."customer_revenue_to_date" ("order_date" DATE, "customer_id" BIGINT, "orders_to_date" BIGINT, "revenue_to_date" DOUBLE);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
 DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -387,7 +387,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.customer_revenue_to_date', '2024-01-03', 'done', '651061f7a6f39e49', 71, 'RUN-ID', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "daily_revenue"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "daily_revenue"
 DESCRIBE SELECT order_date,
        count(*) AS orders,
        sum(amount) AS revenue,
@@ -419,7 +419,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.daily_revenue', '2024-01-03', 'done', 'bb48f97c0623a0dd', 1, 'RUN-ID', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "staging"."orders"
 WHERE region = 'eu'
@@ -439,7 +439,7 @@ DELETE FROM "refill"."partitions" WHERE "model" = 'marts.revenue_by_region' AND 
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('marts.revenue_by_region', 'eu', 'done', 'cc2639125f22340c', 1, 'RUN-ID', 1, NULL, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "staging"."orders"
 WHERE region = 'us'
@@ -474,7 +474,7 @@ DELETE FROM "refill"."partitions" WHERE "model" = 'marts.revenue_by_region' AND 
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('marts.revenue_by_region', 'apac', 'done', 'cc2639125f22340c', 1, 'RUN-ID', 1, NULL, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
 DESCRIBE SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
        sum(d.orders) AS orders_7d
@@ -517,16 +517,16 @@ DELETE FROM "refill"."leases" WHERE run_id = 'RUN-ID';
 ATTACH ':memory:' AS "refill_stages";
 CREATE SCHEMA "refill_stages"."refill_stage";
 SELECT current_database();
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "partitions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.monthly_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue', 'staging.orders');
-SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE';
+SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_catalog = current_database();
 SELECT 'staging.orders', count(*) FROM "staging"."orders"
 UNION ALL SELECT 'marts.customer_lifetime', count(*) FROM "marts"."customer_lifetime"
 UNION ALL SELECT 'marts.customer_revenue_to_date', count(*) FROM "marts"."customer_revenue_to_date"
 UNION ALL SELECT 'marts.daily_revenue', count(*) FROM "marts"."daily_revenue"
 UNION ALL SELECT 'marts.revenue_by_region', count(*) FROM "marts"."revenue_by_region"
 UNION ALL SELECT 'marts.rolling_revenue', count(*) FROM "marts"."rolling_revenue";
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "versions"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.monthly_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
 -- begin
 CREATE SCHEMA IF NOT EXISTS "refill";
@@ -613,14 +613,14 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 DELETE FROM "refill"."runs" WHERE run_id = 'RUN-ID';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('RUN-ID', 'dev', 'running', '{"from":"2024-01-03","to":"2024-01-03","mode":"all","now":"2024-02-01T00:00:00Z","shape":{"together":true,"split_failed":true,"concurrency":1,"retries":2}}', 'HOST', PID, TIMESTAMP 'NOW', NULL, 0, 0, 0, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "leases"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "leases"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "runs"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "runs"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 100;
-SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_type DESC, table_name; -- args: "refill_stage"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "refill", "versions"
+SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "staging", "orders"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "staging", "orders"
 DESCRIBE SELECT order_id, customer_id, order_date, amount, status, region
 FROM "raw"."orders"
 WHERE order_date >= DATE '2024-01-03' AND order_date < DATE '2024-01-04'
@@ -637,12 +637,12 @@ SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, ma
 SELECT sum(CASE WHEN "order_id" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "order_date" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "amount" IS NULL THEN 1 ELSE 0 END) FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
 SELECT "order_id", count(*) AS n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_id" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
 SELECT "status", count(*) AS n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" WHERE "status" NOT IN ('placed', 'shipped', 'returned') GROUP BY "status" ORDER BY n DESC LIMIT 5;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "staging", "orders"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "staging", "orders"
 CREATE VIEW "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2" AS
 SELECT * FROM "warehouse"."staging"."orders" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "customer_lifetime"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_lifetime"
 DESCRIBE SELECT o.customer_id,
        c.name,
        count(*) AS orders,
@@ -667,7 +667,7 @@ GROUP BY o.customer_id, c.name;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" LIMIT 0;
 SELECT count(*) FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3";
 SELECT "customer_id", count(*) AS n FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" GROUP BY "customer_id" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
 DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -707,12 +707,12 @@ FROM (
 GROUP BY customer_id;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" LIMIT 0;
 SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" GROUP BY "order_date";
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "marts", "customer_revenue_to_date"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "marts", "customer_revenue_to_date"
 CREATE VIEW "refill_stages"."refill_stage"."marts__customer_revenue_to_date__v_RUN_XXXXXX5" AS
 SELECT * FROM "warehouse"."marts"."customer_revenue_to_date" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "daily_revenue"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "daily_revenue"
 DESCRIBE SELECT order_date,
        count(*) AS orders,
        sum(amount) AS revenue,
@@ -732,12 +732,12 @@ SELECT * FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX
 SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date";
 SELECT sum(CASE WHEN "order_date" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "revenue" IS NULL THEN 1 ELSE 0 END) FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
 SELECT "order_date", count(*) AS n FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?; -- args: "marts", "daily_revenue"
+SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "marts", "daily_revenue"
 CREATE VIEW "refill_stages"."refill_stage"."marts__daily_revenue__v_RUN_XXXXXX7" AS
 SELECT * FROM "warehouse"."marts"."daily_revenue" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'eu'
@@ -771,7 +771,7 @@ WHERE region = 'apac'
 GROUP BY region;
 SELECT * FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" LIMIT 0;
 SELECT "region" AS refill_bucket, count(*) AS n, min("region") AS lo, max("region") AS hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" GROUP BY "region";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
+SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
 DESCRIBE SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
        sum(d.orders) AS orders_7d
