@@ -61,18 +61,17 @@ func (r *Runner) Diff(ctx context.Context, p *plan.Plan, opts DiffOptions) ([]Pa
 	tables := map[*models.Model][]adapters.TableColumn{}
 	var steps []plan.Step // of one model
 	diffAll := func() error {
-		for _, st := range sample(steps, opts.Sample) {
-			pd, err := r.diffPartition(ctx, differ, st.Model, st.Partition, tables, opts)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", st.Model.Name, st.Partition.Key, err)
-			}
-			if opts.Observe != nil {
-				opts.Observe(pd)
-			}
-			out = append(out, pd)
+		if len(steps) == 0 {
+			return nil
 		}
+		parts := make([]models.Partition, len(steps))
+		for i, st := range steps {
+			parts[i] = st.Partition
+		}
+		diffs, err := r.diffParts(ctx, differ, steps[0].Model, parts, tables, opts)
+		out = append(out, diffs...)
 		steps = steps[:0]
-		return nil
+		return err
 	}
 	for st := range p.AllSteps() {
 		if st.Reason == plan.ReasonRemove {
@@ -88,18 +87,45 @@ func (r *Runner) Diff(ctx context.Context, p *plan.Plan, opts DiffOptions) ([]Pa
 	return out, diffAll()
 }
 
-// sample returns n of steps spread evenly, the first and the last
+// DiffPartitions is Diff for the given partitions of m (a sample of them
+// with opts.Sample).
+func (r *Runner) DiffPartitions(ctx context.Context, m *models.Model, parts []models.Partition, opts DiffOptions) ([]PartitionDiff, error) {
+	differ, ok := r.Adapter.(adapters.Differ)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s adapter has no diff", ErrNoDiff, r.Adapter.Info().Name)
+	}
+	return r.diffParts(ctx, differ, m, parts, map[*models.Model][]adapters.TableColumn{}, opts)
+}
+
+// diffParts diffs a sample of parts, m's partitions in order.
+func (r *Runner) diffParts(ctx context.Context, differ adapters.Differ, m *models.Model, parts []models.Partition,
+	tables map[*models.Model][]adapters.TableColumn, opts DiffOptions) ([]PartitionDiff, error) {
+	var out []PartitionDiff
+	for _, part := range sample(parts, opts.Sample) {
+		pd, err := r.diffPartition(ctx, differ, m, part, tables, opts)
+		if err != nil {
+			return out, fmt.Errorf("%s %s: %w", m.Name, part.Key, err)
+		}
+		if opts.Observe != nil {
+			opts.Observe(pd)
+		}
+		out = append(out, pd)
+	}
+	return out, nil
+}
+
+// sample returns n of parts spread evenly, the first and the last
 // included (one: the last), or all of them when n is 0 or covers them.
-func sample(steps []plan.Step, n int) []plan.Step {
-	if n <= 0 || n >= len(steps) {
-		return steps
+func sample(parts []models.Partition, n int) []models.Partition {
+	if n <= 0 || n >= len(parts) {
+		return parts
 	}
 	if n == 1 {
-		return steps[len(steps)-1:]
+		return parts[len(parts)-1:]
 	}
-	out := make([]plan.Step, n)
+	out := make([]models.Partition, n)
 	for i := range n {
-		out[i] = steps[i*(len(steps)-1)/(n-1)]
+		out[i] = parts[i*(len(parts)-1)/(n-1)]
 	}
 	return out
 }

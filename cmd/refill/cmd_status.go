@@ -20,7 +20,7 @@ import (
 
 func (a *app) statusCommand() *cobra.Command {
 	var f selectionFlags
-	var list bool
+	var list, diff bool
 	var html string
 	c := &cobra.Command{
 		Use:   "status [MODEL...]",
@@ -35,17 +35,23 @@ letters: d done, s stale, m missing, f failed.
 --html also writes a standalone page to diagnose a backfill with: what needs
 attention (failures grouped by error, blocked partitions by what they wait
 for, stale ones by reason), the recent runs, and a calendar of each model's
-partitions.
+partitions. With --diff the page also shows, for each model whose SQL changed
+since partitions were built, what the change does to their data: refill diff
+of a few of them, spread over the range.
 
 ` + selectorHelp,
 		Example: `  refill status
   refill status marts/* --from 2024-01
   refill status staging.orders --list
   refill status --output json
-  refill status --html status.html`,
+  refill status --html status.html
+  refill status --html status.html --diff`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if f.output != "text" && f.output != "json" {
 				return usagef("--output %q: want text or json", f.output)
+			}
+			if diff && html == "" {
+				return usagef("--diff adds a section to the page --html writes")
 			}
 			sel, err := f.selection(args)
 			if err != nil {
@@ -84,7 +90,13 @@ partitions.
 				return exitf(exitWarehouse, "target %s: %v", s.target.Name, err)
 			}
 			if html != "" {
-				if err := statuspage.Write(html, a.statusHTML(s, st, facts, sel, runs, orphans)); err != nil {
+				page := a.statusHTML(s, st, facts, sel, runs, orphans)
+				if diff {
+					if page.Changes, err = a.statusChanges(s, st); err != nil {
+						return err
+					}
+				}
+				if err := statuspage.Write(html, page); err != nil {
 					return err
 				}
 				runs = runs[:min(len(runs), recentRuns)]
@@ -111,6 +123,7 @@ partitions.
 	c.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
 	c.Flags().BoolVarP(&list, "list", "l", false, "list every partition with rows, run id, finish time and error")
 	c.Flags().StringVar(&html, "html", "", "also write the status as a standalone HTML page to `FILE`")
+	c.Flags().BoolVar(&diff, "diff", false, "with --html: diff a few partitions of each model whose SQL changed since they were built (as refill diff)")
 	return c
 }
 

@@ -318,3 +318,48 @@ func TestDiffSample(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusPageDiffsChangedModels: status --html --diff shows, for a model
+// whose SQL changed, the diff of three of its partitions built by the old
+// SQL, the same counts refill diff gives for them.
+func TestStatusPageDiffsChangedModels(t *testing.T) {
+	t.Parallel()
+	dir := shop(t, nil)
+	mustRefill(t, dir, "seed")
+	mustRefill(t, dir, "run", "+marts.daily_revenue", "--to", "2024-01-31", "--yes", "--quiet", now)
+	page := filepath.Join(t.TempDir(), "status.html")
+	mustRefill(t, dir, "status", "--html", page, "--diff", now)
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "No model's version differs") {
+		t.Errorf("before the change the page shows:\n%s", html)
+	}
+	daily, err := osReadFile(dir, "models/marts/daily_revenue.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "models/marts/daily_revenue.sql", strings.Replace(daily, "sum(amount) AS revenue", "sum(CASE WHEN status = 'returned' THEN 0 ELSE amount END) AS revenue", 1))
+	mustRefill(t, dir, "status", "--html", page, "--diff", now)
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	if !strings.Contains(html, "marts.daily_revenue</a>: 31 partitions built by an earlier version; 3 diffed") {
+		t.Fatalf("the page lacks the change's section:\n%s", html)
+	}
+	r := mustRefill(t, dir, "diff", "marts.daily_revenue", "--partitions", "2024-01-01,2024-01-16,2024-01-31", "-o", "json", now)
+	var out diffOutput
+	if err := jsonUnmarshal(r.stdout, &out); err != nil {
+		t.Fatal(err)
+	}
+	var onlyOld, onlyNew, changed, same int64
+	for _, p := range out.Partitions {
+		onlyOld, onlyNew, changed, same = onlyOld+p.OnlyOld, onlyNew+p.OnlyNew, changed+p.Changed, same+p.Same
+	}
+	want := fmt.Sprintf("(compared whole): %d only old, %d only new, %d changed, %d the same.", onlyOld, onlyNew, changed, same)
+	if onlyOld == 0 || !strings.Contains(html, want) {
+		t.Errorf("the page does not say %q:\n%s", want, html)
+	}
+	if r := refill(t, dir, "status", "--diff", now); r.code != exitUsage {
+		t.Errorf("--diff without --html: exit %d", r.code)
+	}
+}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/cmd/refill/internal/statuspage"
+	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 	"github.com/refill/refill/runner/plan"
 )
@@ -36,4 +39,35 @@ func (a *app) statusHTML(s *session, st []plan.ModelStatus, facts *plan.Facts, s
 		in.Blocked[b.Model.Name][b.Partition.Key] = b
 	}
 	return in
+}
+
+// changedSample is how many partitions of each changed model the status
+// page diffs.
+const changedSample = 3
+
+// statusChanges diffs, for each selected model with partitions built by
+// another version than its current one, a sample of those partitions.
+// A model that cannot be diffed says why on the page.
+func (a *app) statusChanges(s *session, st []plan.ModelStatus) ([]statuspage.ModelChange, error) {
+	out := []statuspage.ModelChange{}
+	for _, ms := range st {
+		m := ms.Model
+		fp := m.Version(s.scope).Fingerprint
+		var parts []models.Partition
+		for _, ps := range ms.Partitions {
+			if r := ps.Record; r != nil && (r.State == adapters.RecordDone || r.State == adapters.RecordPartial) && r.Fingerprint != fp {
+				parts = append(parts, ps.Partition)
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		mc := statuspage.ModelChange{Model: m.Name, Stale: len(parts)}
+		mc.Diffs, mc.Err = s.runner.DiffPartitions(a.ctx, m, parts, runner.DiffOptions{Examples: 1, Sample: changedSample})
+		if errors.Is(mc.Err, runner.ErrNoDiff) {
+			return nil, usageError{mc.Err}
+		}
+		out = append(out, mc)
+	}
+	return out, nil
 }

@@ -34,7 +34,10 @@ type Status struct {
 	Orphans []runner.Orphan
 	// Broken are the models the project loaded without.
 	Broken []*models.BrokenModel
-	Redact func(string) string
+	// Changes, when set, are the data diffs of the models whose current
+	// version differs from the one partitions were built by.
+	Changes []ModelChange
+	Redact  func(string) string
 }
 
 // Runs is how many runs the status page shows.
@@ -105,6 +108,8 @@ type pageView struct {
 	Notes                []string
 	Orphans              []orphanView
 	Broken               []brokenView
+	Changes              []changeView
+	DiffAsked            bool
 }
 
 type brokenView struct {
@@ -243,6 +248,8 @@ func buildStatusPage(in Status) pageView {
 		pv.Orphans = append(pv.Orphans, orphanView{Name: o.Name, Table: o.Table.String(), LastRun: o.LastRun,
 			Finished: o.LastFinished.UTC().Format("2006-01-02 15:04"), Partitions: o.Partitions})
 	}
+	pv.DiffAsked = in.Changes != nil
+	pv.Changes = changeViews(in.Changes, redact)
 	return pv
 }
 

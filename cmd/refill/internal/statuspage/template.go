@@ -84,6 +84,28 @@ td:target,.chip:target{outline:2px solid #111;outline-offset:1px}
 {{- end}}
 {{- end}}
 
+{{- if .DiffAsked}}
+<h2 id="changes">What the models' changes do to the data</h2>
+{{- if not .Changes}}
+<p>No model's version differs from the one its partitions were built by.</p>
+{{- end}}
+{{- range .Changes}}
+<h3><a href="#{{.Model}}">{{.Model}}</a>: {{.Stale}} partition{{if ne .Stale 1}}s{{end}} built by an earlier version; {{.Diffed}} diffed</h3>
+{{- if .Error}}<pre class="msg err">{{.Error}}</pre>{{end}}
+{{- if .Diffed}}
+<p>Rows in the partitions diffed, the table's against the current SQL's{{if .Key}} (matched by {{.Key}}){{else}} (compared whole){{end}}: {{.OnlyOld}} only old, {{.OnlyNew}} only new, {{.Changed}} changed, {{.Same}} the same.
+{{- if .Added}} Columns added: {{.Added}}.{{end}}{{if .Dropped}} Columns dropped: {{.Dropped}}.{{end}}</p>
+<table class="grid">
+<tr><th>Partition</th><th>Old</th><th>New</th><th>Only old</th><th>Only new</th><th>Changed</th><th>Examples</th></tr>
+{{- range .Partitions}}
+<tr><td>{{.Key}}</td><td class="num">{{.Old}}</td><td class="num">{{.New}}</td><td class="num">{{.OnlyOld}}</td><td class="num">{{.OnlyNew}}</td><td class="num">{{.Changed}}</td><td>{{range .Examples}}<div><code>{{.}}</code></div>{{end}}</td></tr>
+{{- end}}
+</table>
+{{- range .Sums}}<p class="note">{{.}}</p>{{end}}
+{{- end}}
+{{- end}}
+{{- end}}
+
 <h2 id="models">Models</h2>
 <table class="grid overview">
 <tr><th>Model</th><th>Partitions</th><th>Range</th>{{range .Columns}}<th><i class="sw {{.Class}}"></i>{{.Label}}</th>{{end}}</tr>
