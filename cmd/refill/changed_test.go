@@ -45,6 +45,13 @@ func TestChangedAgainstTheLedger(t *testing.T) {
 	if !strings.Contains(r.stdout, "staging.orders") || !strings.Contains(r.stdout, "3 of 3 partitions differ") {
 		t.Errorf("diff changed:\n%s", r.stdout)
 	}
+	// refill test --changed against the target: the checks of what
+	// changed and reads it, then the data diff of what changed there.
+	r = mustRefill(t, dir, "test", "--changed", "--state", "dev", now)
+	if !strings.Contains(r.stdout, "What the models changed since target dev's ledger do to target dev's data") ||
+		!strings.Contains(r.stdout, "3 of 3 partitions differ (1 model)") || !strings.Contains(r.stdout, "marts.daily_revenue") {
+		t.Errorf("test --changed --state dev:\n%s%s", r.stdout, r.stderr)
+	}
 	if r := refill(t, dir, append([]string{"plan", "staging.orders", "--state", "dev"}, days...)...); r.code != exitUsage {
 		t.Errorf("--state without the changed selector: exit %d\n%s", r.code, r.stderr)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/refill/refill/cmd/refill/internal/junit"
 	"github.com/refill/refill/models"
+	"github.com/refill/refill/runner"
 	"github.com/refill/refill/runner/check"
 	"github.com/refill/refill/runner/plan"
 )
@@ -77,6 +78,12 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 			checks := check.Run(a.ctx, check.Options{Load: a.loadProjectFS, Select: args, Exclude: exclude, From: from, To: to,
 				Now: clock, Dialect: dialectFor, Sandbox: sandbox()})
 			a.printChecks(a.stdout, checks, time.Since(started))
+			if changed && state != "" && !strings.HasPrefix(state, "git:") {
+				// Compared with a target: what the changes do to its data.
+				if err := a.diffChanged(state, clock); err != nil {
+					return err
+				}
+			}
 			if junitPath != "" {
 				if err := junit.Write(junitPath, checks, time.Since(started), allowUnsampled); err != nil {
 					return err
@@ -97,7 +104,7 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 	c.Flags().StringVar(&now, "now", "", "the clock that decides which partitions are complete (default: now)")
 	c.Flags().StringArrayVar(&exclude, "exclude", nil, "leave out the models these selectors match")
 	c.Flags().BoolVar(&allowUnsampled, "allow-unsampled", false, "pass although a selected model ran no partition in the sample")
-	c.Flags().BoolVar(&changed, "changed", false, "test only the models whose version differs from --state's, and what reads them (the selector changed+)")
+	c.Flags().BoolVar(&changed, "changed", false, "test only the models whose version differs from --state's, and what reads them (the selector changed+); with a target as --state, also diff the changed models' data there (a sample of partitions, as refill diff --sample 3)")
 	c.Flags().StringVar(&state, "state", "", "what --changed compares with: git:REF (the project's files at a git revision; needs no warehouse) or a target (the versions its ledger records)")
 	c.ValidArgsFunction = a.completeModels
 	return c
@@ -145,4 +152,42 @@ func (a *app) printChecks(w io.Writer, checks []check.Result, elapsed time.Durat
 	}
 	fmt.Fprintf(w, "\n%d checks: %d passed, %d failed, %d skipped%s in %s\n", len(checks), counts[check.Passed], counts[check.Failed],
 		counts[check.Skipped], notRun, elapsed.Round(10*time.Millisecond))
+}
+
+// diffChanged prints, after refill test --changed --state TARGET, the data
+// diff on target of the models that changed (refill diff changed --sample
+// 3 --target TARGET): what merging the change would do there.
+func (a *app) diffChanged(target string, now time.Time) error {
+	changed, since, err := a.changedSince(target)
+	if err != nil || len(changed) == 0 {
+		return err
+	}
+	saved := a.target
+	a.target = target
+	defer func() { a.target = saved }()
+	sel := plan.Selection{Select: changed, Mode: plan.ModeAll, AllowMissingUpstream: true, Now: now}
+	if sel.Now.IsZero() {
+		sel.Now = time.Now().UTC()
+	}
+	s, err := a.session(readOnly, false, "refill test", &sel)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	pl, err := s.plan(sel)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "\nWhat the models changed since %s do to target %s's data (a sample of partitions):\n", since, target)
+	report, text := &diffReport{}, &diffText{w: a.stdout}
+	_, err = s.runner.Diff(a.ctx, pl, runner.DiffOptions{Examples: 1, Sample: 3, Observe: func(d runner.PartitionDiff) {
+		report.add(d)
+		text.partition(d)
+	}})
+	text.close()
+	if err != nil {
+		return exitf(exitWarehouse, "diffing on target %s: %v", target, err)
+	}
+	report.print(a.stdout)
+	return nil
 }
