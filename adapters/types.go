@@ -40,6 +40,11 @@ type TypeInfo struct {
 	Length           int  // a string's maximum length; 0 for none
 }
 
+// Numeric reports whether values of t are numbers: summed by diffs.
+func (t TypeInfo) Numeric() bool {
+	return t.Family == FamilyInt || t.Family == FamilyDecimal || t.Family == FamilyFloat
+}
+
 // FitOf says how values of type from fit a column of type to. checked
 // says whether the warehouse refuses (rather than wraps) integer and
 // decimal values too large for their column.

@@ -39,13 +39,7 @@ func (a *Adapter) Diff(ctx context.Context, req adapters.DiffRequest) (*adapters
 	return sqlkit.ScanDiff(d, req, res)
 }
 
-func numericColumn(c adapters.TableColumn) bool {
-	switch parseType(c.Type).Family {
-	case adapters.FamilyInt, adapters.FamilyDecimal, adapters.FamilyFloat:
-		return true
-	}
-	return false
-}
+func numericColumn(c adapters.TableColumn) bool { return parseType(c.Type).Numeric() }
 
 // diffSQL renders the statement behind Diff in the SQL ClickHouse 18.16
 // and 26 share: nested subqueries rather than WITH, an ALL FULL OUTER

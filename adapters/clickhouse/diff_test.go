@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/models"
 )
 
@@ -52,44 +53,12 @@ func TestDiffCounts(t *testing.T) {
 	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	req := adapters.DiffRequest{Table: old, Query: "SELECT k, v, x, d FROM " + db + ".new", Columns: cols, Examples: 5,
 		Window: adapters.Window{Column: "d", Start: day, End: day.AddDate(0, 0, 1), Location: time.UTC}}
-	for _, tc := range []struct {
-		key                             []string
-		onlyOld, onlyNew, changed, same int64
-		sumOld, sumNew                  float64
-	}{
+	adaptertest.CheckDiffs(t, a, req, []adaptertest.DiffCase{
 		// Whole rows: the second 2, 3 and 4 only old; the new 3 and 5
 		// only new; 1 and a 2 the same.
-		{nil, 3, 2, 0, 2, 12.5, 19.5},
+		{Key: nil, OnlyOld: 3, OnlyNew: 2, Changed: 0, Same: 2, SumOld: 12.5, SumNew: 19.5},
 		// By k: the duplicated 2 matches twice; 3 changed (x 1 -> 2),
 		// 4 only old, 5 only new.
-		{[]string{"k"}, 1, 1, 1, 3, 12.5, 19.5},
-	} {
-		req.Key = tc.key
-		res, err := a.Diff(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.OnlyOld != tc.onlyOld || res.OnlyNew != tc.onlyNew || res.Changed != tc.changed || res.Same != tc.same {
-			t.Errorf("key %v: %+v, want only old %d, only new %d, changed %d, same %d", tc.key, res, tc.onlyOld, tc.onlyNew, tc.changed, tc.same)
-		}
-		var x *adapters.ColumnSums
-		for i := range res.Sums {
-			if res.Sums[i].Column == "x" {
-				x = &res.Sums[i]
-			}
-		}
-		if x == nil || *x.Old != tc.sumOld || *x.New != tc.sumNew {
-			t.Errorf("key %v: sums %+v, want x %v -> %v", tc.key, res.Sums, tc.sumOld, tc.sumNew)
-		}
-		kinds := map[string]int64{}
-		for _, ex := range res.Examples {
-			kinds[ex.Kind]++
-			if ex.Kind == adapters.DiffOnlyNew && (ex.New[0] == nil || *ex.New[0] == "0") {
-				t.Errorf("key %v: an only new example without its key: %v", tc.key, ex.New)
-			}
-		}
-		if kinds[adapters.DiffOnlyOld] != tc.onlyOld || kinds[adapters.DiffOnlyNew] != tc.onlyNew || kinds[adapters.DiffChanged] != tc.changed {
-			t.Errorf("key %v: examples %v", tc.key, kinds)
-		}
-	}
+		{Key: []string{"k"}, OnlyOld: 1, OnlyNew: 1, Changed: 1, Same: 3, SumOld: 12.5, SumNew: 19.5},
+	})
 }

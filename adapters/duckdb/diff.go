@@ -39,12 +39,6 @@ func diffDialect(d Dialect) sqlkit.DiffDialect {
 		Dialect: d,
 		Text:    func(e string) string { return "CAST(" + e + " AS VARCHAR)" },
 		List:    func(items []string) string { return "[" + strings.Join(items, ", ") + "]" },
-		Numeric: func(c adapters.TableColumn) bool {
-			switch parseType(c.Type).Family {
-			case adapters.FamilyInt, adapters.FamilyDecimal, adapters.FamilyFloat:
-				return true
-			}
-			return false
-		},
+		Numeric: func(c adapters.TableColumn) bool { return parseType(c.Type).Numeric() },
 	}
 }

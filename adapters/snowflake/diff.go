@@ -44,12 +44,6 @@ func diffDialect(d Dialect) sqlkit.DiffDialect {
 		Text:    func(e string) string { return "COALESCE(TO_VARIANT(CAST(" + e + " AS VARCHAR)), PARSE_JSON('null'))" },
 		List:    func(items []string) string { return "ARRAY_CONSTRUCT(" + strings.Join(items, ", ") + ")" },
 		Order:   func(list string) string { return "ARRAY_TO_STRING(" + list + ", '|')" },
-		Numeric: func(c adapters.TableColumn) bool {
-			switch parseType(c.Type).Family {
-			case adapters.FamilyInt, adapters.FamilyDecimal, adapters.FamilyFloat:
-				return true
-			}
-			return false
-		},
+		Numeric: func(c adapters.TableColumn) bool { return parseType(c.Type).Numeric() },
 	}
 }

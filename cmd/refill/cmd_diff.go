@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/cmd/refill/internal/statuspage"
 	"github.com/refill/refill/models"
 	"github.com/refill/refill/runner"
 	"github.com/refill/refill/runner/plan"
@@ -215,7 +215,7 @@ func (t *diffText) partition(d runner.PartitionDiff) {
 	}
 	fmt.Fprintf(t.w, "  %-20s %10s %10s %10s %10s %10s\n", key, count(res.Old()), count(res.New()), count(res.OnlyOld), count(res.OnlyNew), count(res.Changed))
 	for _, ex := range res.Examples {
-		fmt.Fprintf(t.w, "      %-9s %s\n", strings.ReplaceAll(ex.Kind, "_", " ")+":", exampleText(d, ex))
+		fmt.Fprintf(t.w, "      %-9s %s\n", strings.ReplaceAll(ex.Kind, "_", " ")+":", statuspage.Example(d, ex, "->"))
 	}
 }
 
@@ -234,51 +234,9 @@ func (t *diffText) endModel() {
 
 func (t *diffText) close() { t.endModel() }
 
-// exampleText shows a row: column=value, and for a changed row the key and
-// the columns that changed, old -> new.
-func exampleText(d runner.PartitionDiff, ex adapters.DiffExample) string {
-	var parts []string
-	val := func(v *string) string {
-		if v == nil {
-			return "NULL"
-		}
-		return *v
-	}
-	for i, c := range d.Compared {
-		switch ex.Kind {
-		case adapters.DiffOnlyOld:
-			parts = append(parts, c+"="+val(ex.Old[i]))
-		case adapters.DiffOnlyNew:
-			parts = append(parts, c+"="+val(ex.New[i]))
-		default:
-			o, n := val(ex.Old[i]), val(ex.New[i])
-			if isKeyColumn(d.Key, c) {
-				parts = append(parts, c+"="+o)
-			} else if (ex.Old[i] == nil) != (ex.New[i] == nil) || o != n {
-				parts = append(parts, fmt.Sprintf("%s: %s -> %s", c, o, n))
-			}
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-func isKeyColumn(key []string, c string) bool {
-	for _, k := range key {
-		if strings.EqualFold(k, c) {
-			return true
-		}
-	}
-	return false
-}
-
 func count(n int64) string { return strconv.FormatInt(n, 10) }
 
-// num prints a sum to 12 significant digits: sums of floating-point
-// columns carry rounding noise in their last ones.
-func num(f float64) string {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 12, 64), 64)
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
+func num(f float64) string { return statuspage.Number(f) }
 
 func signed(f float64) string {
 	if f >= 0 {

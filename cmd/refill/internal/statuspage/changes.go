@@ -2,6 +2,7 @@ package statuspage
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,35 +74,27 @@ func changeViews(in []ModelChange, redact func(string) string) []changeView {
 					continue
 				}
 				seen[ex.Kind] = true
-				pv.Examples = append(pv.Examples, redact(exampleLine(d, ex)))
+				pv.Examples = append(pv.Examples, redact(strings.ReplaceAll(ex.Kind, "_", " ")+": "+Example(d, ex, "→")))
 			}
 			v.Partitions = append(v.Partitions, pv)
 		}
 		for _, c := range order {
 			x := sums[c]
-			v.Sums = append(v.Sums, fmt.Sprintf("sum(%s): %s → %s", c, number(x[0]), number(x[1])))
+			v.Sums = append(v.Sums, fmt.Sprintf("sum(%s): %s → %s", c, Number(x[0]), Number(x[1])))
 		}
 		out = append(out, v)
 	}
 	return out
 }
 
-// exampleLine shows an example row: its kind and values, a changed row's
-// key and the columns that changed.
-func exampleLine(d runner.PartitionDiff, ex adapters.DiffExample) string {
+// Example shows an example row of d: column=value, and for a changed row
+// its key and the columns that changed, old arrow new.
+func Example(d runner.PartitionDiff, ex adapters.DiffExample, arrow string) string {
 	val := func(v *string) string {
 		if v == nil {
 			return "NULL"
 		}
 		return *v
-	}
-	isKey := func(c string) bool {
-		for _, k := range d.Key {
-			if strings.EqualFold(k, c) {
-				return true
-			}
-		}
-		return false
 	}
 	var parts []string
 	for i, c := range d.Compared {
@@ -111,18 +104,20 @@ func exampleLine(d runner.PartitionDiff, ex adapters.DiffExample) string {
 		case adapters.DiffOnlyNew:
 			parts = append(parts, c+"="+val(ex.New[i]))
 		default:
-			if isKey(c) {
-				parts = append(parts, c+"="+val(ex.Old[i]))
-			} else if val(ex.Old[i]) != val(ex.New[i]) || (ex.Old[i] == nil) != (ex.New[i] == nil) {
-				parts = append(parts, fmt.Sprintf("%s: %s → %s", c, val(ex.Old[i]), val(ex.New[i])))
+			o, n := val(ex.Old[i]), val(ex.New[i])
+			if slices.ContainsFunc(d.Key, func(k string) bool { return strings.EqualFold(k, c) }) {
+				parts = append(parts, c+"="+o)
+			} else if (ex.Old[i] == nil) != (ex.New[i] == nil) || o != n {
+				parts = append(parts, fmt.Sprintf("%s: %s %s %s", c, o, arrow, n))
 			}
 		}
 	}
-	return strings.ReplaceAll(ex.Kind, "_", " ") + ": " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
-// number prints a sum to 12 significant digits.
-func number(f float64) string {
+// Number prints a sum to 12 significant digits: sums of floating-point
+// columns carry rounding noise in their last ones.
+func Number(f float64) string {
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 12, 64), 64)
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
