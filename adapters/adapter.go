@@ -21,7 +21,7 @@
 //	querier    RowCounter           yes     yes         yes
 //	querier    ShapeDescriber       yes     yes         -
 //	querier    Differ               yes     yes         yes
-//	querier    CrossReader          yes     -           -
+//	querier    CrossReader          yes     yes         -
 //	stager     StageSummarizer      -       yes         -
 //	stager     StageCleaner         yes     yes         yes
 //	stager     Overlayer            yes     yes         yes

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/clickhouse"
 )
 
 // deferShop is the example project with a second DuckDB target, prod2 (its
@@ -134,5 +140,56 @@ func TestDeferRefusals(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("--defer %s: exit %d\n%s", tc.target, r.code, r.stderr)
 		}
+	}
+}
+
+// TestDeferClickHouse: two targets on one ClickHouse server, each with its
+// own database and ledger; a changed mart built in dev reads prod's base
+// table and leaves dev without one.
+func TestDeferClickHouse(t *testing.T) {
+	t.Parallel()
+	adaptertest.ClickHouseServer.Env(t)
+	b := make([]byte, 3)
+	rand.Read(b)
+	p := "d" + hex.EncodeToString(b) + "_"
+	dropClickHouseDatabases(t, p+"dev", p+"prod", p+"dev_ledger", p+"prod_ledger", p+"dev_stage", p+"prod_stage")
+	target := func(name string) string {
+		return fmt.Sprintf("  %s:\n    adapter: clickhouse\n    dsn: ${CLICKHOUSE_DSN}\n    schema: %s%s\n    ledger_schema: %s%s_ledger\n    stage_schema: %s%s_stage\n",
+			name, p, name, p, name, p, name)
+	}
+	mart := "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\nSELECT d, sum(n) * %d AS total FROM {{ ref(\"base\") }} WHERE d >= {{ start }} AND d < {{ end }} GROUP BY d\n"
+	dir := t.TempDir()
+	write(t, dir, "refill.yml", "name: t\nmodels: models\ntarget: dev\ntargets:\n"+target("dev")+target("prod"))
+	write(t, dir, "models/base.sql", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\nSELECT {{ start }} AS d, number AS n FROM numbers(10)\n")
+	write(t, dir, "models/mart.sql", fmt.Sprintf(mart, 1))
+	days := []string{"--from", "2024-01-01", "--to", "2024-01-03", now}
+	mustRefill(t, dir, append([]string{"run", "--target", "prod", "--yes", "--quiet"}, days...)...)
+
+	write(t, dir, "models/mart.sql", fmt.Sprintf(mart, 2))
+	r := mustRefill(t, dir, append([]string{"run", "mart", "--defer", "prod", "--yes"}, days...)...)
+	if want := fmt.Sprintf("base -> `%sprod`.`base`", p); !strings.Contains(r.stderr, want) {
+		t.Errorf("the run does not say it deferred %q:\n%s", want, r.stderr)
+	}
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
+	one := func(q string) string {
+		res, err := ch.Query(t.Context(), q, adapters.Tag{})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return fmt.Sprint(res.Rows[0][0])
+	}
+	if got := one(fmt.Sprintf("SELECT sum(total) FROM `%sdev`.`mart`", p)); got != "270" { // 3 days of 2 x 45
+		t.Errorf("dev's mart sums %s, want 270", got)
+	}
+	if got := one(fmt.Sprintf("SELECT count() FROM system.tables WHERE database = '%sdev' AND name = 'base'", p)); got != "0" {
+		t.Errorf("dev built its own base table")
+	}
+	// Its diff against prod's mart: every day changed, as in prod.
+	r = mustRefill(t, dir, append([]string{"diff", "mart", "--target", "prod"}, days...)...)
+	if !strings.Contains(r.stdout, "3 of 3 partitions differ") {
+		t.Errorf("diff in prod:\n%s", r.stdout)
+	}
+	if r := mustRefill(t, dir, append([]string{"plan", "mart", "--defer", "prod"}, days...)...); !strings.Contains(r.stdout, "Nothing to do") {
+		t.Errorf("with --defer, dev's mart is not done:\n%s", r.stdout)
 	}
 }
