@@ -27,8 +27,11 @@ type Project struct {
 	// OnSchemaChange is the project's default schema change policy; a
 	// model's on_schema_change overrides it.
 	OnSchemaChange SchemaPolicy
-	Models         []*Model // sorted by name
-	Graph          *Graph
+	// Sources are the tables models read through source() that refill.yml
+	// declares, by the name source() gives them.
+	Sources map[string]*Source
+	Models  []*Model // sorted by name
+	Graph   *Graph
 	// Broken are the models left out because their files have errors, or
 	// they read such a model (see Load), sorted by name.
 	Broken []*BrokenModel
@@ -123,7 +126,7 @@ type LoadOptions struct {
 	Adapters []AdapterKeys
 }
 
-var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars", "on_schema_change"}
+var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars", "on_schema_change", "sources"}
 
 // Load reads the project in fsys, whose root is the project folder. It
 // returns every problem it finds, as an ErrorList, rather than the first.
@@ -166,6 +169,8 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 			d.entries(v, "vars", func(k, v *yaml.Node) {
 				p.Vars[k.Value] = expandValue(d, v, d.value(v), opts.LookupEnv)
 			})
+		case "sources":
+			p.Sources = decodeSources(d, v)
 		case "on_schema_change":
 			if s, ok := d.str(v, key); ok {
 				policy, err := ParseSchemaPolicy(s)

@@ -99,12 +99,9 @@ func functions(m *Model, s *Scope, loc *time.Location) map[string]any {
 			return s.refText(up), nil
 		},
 		"source": func(name string) (SQL, error) {
-			r, err := ParseRelation(name)
+			r, err := s.SourceRelation(name)
 			if err != nil {
 				return "", err
-			}
-			if r.Schema == "" {
-				r.Schema = s.Schema
 			}
 			return SQL(r.Quote(s.Dialect)), nil
 		},

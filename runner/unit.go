@@ -68,13 +68,9 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	fp := m.Version(e.r.Scope).Fingerprint
 	// The watermark is read before the stage: rows that arrive while it
 	// computes move the watermark again, so the next run picks them up.
-	marks := make([]string, len(parts))
-	if m.Config.Watermark != nil {
-		for i, p := range parts {
-			if marks[i], err = plan.Watermark(ctx, a, e.r.Scope, m, p, e.opts.RunID); err != nil {
-				return nil, err
-			}
-		}
+	marks, err := e.marks(ctx, m, parts)
+	if err != nil {
+		return nil, err
 	}
 	tag := adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: keyRange(group), Step: "stage"}
 	started := e.r.Now()
@@ -176,6 +172,37 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		return nil, err
 	}
 	return su, nil
+}
+
+// marks reads, before a unit of m is staged, what its records keep in
+// their watermark column (plan.Marks): the value of m's watermark query
+// and the fingerprints of the tracked sources m reads, for each partition.
+// Read before the stage, rows that arrive while it computes change them
+// again, so the next run picks those rows up.
+func (e *execution) marks(ctx context.Context, m *models.Model, parts []models.Partition) ([]string, error) {
+	a := e.r.Adapter
+	marks := make([]plan.Marks, len(parts))
+	if m.Config.Watermark != nil {
+		for i, p := range parts {
+			v, err := plan.Watermark(ctx, a, e.r.Scope, m, p, e.opts.RunID)
+			if err != nil {
+				return nil, err
+			}
+			marks[i].Query = v
+		}
+	}
+	prints, err := plan.SourceMarks(ctx, a, e.r.Project, e.r.Scope, m, parts, adapters.Tag{RunID: e.opts.RunID, Model: m.Name, Partition: models.KeyRange(parts[0].Key, parts[len(parts)-1].Key)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(parts))
+	for i := range parts {
+		if prints != nil {
+			marks[i].Sources = prints[i]
+		}
+		out[i] = marks[i].String()
+	}
+	return out, nil
 }
 
 // records makes the ledger records of a unit's partitions, published now

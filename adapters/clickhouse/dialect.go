@@ -230,6 +230,13 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 func nullableType(typ string) string { return "Nullable(" + typ + ")" }
 
 // HashRows sums the rows' cityHash64, modulo 2^64 (a UInt64), as text.
+// cityHash64 is NULL when any argument is, and sum skips NULL: each value
+// is hashed as whether it is NULL and its value otherwise, so that a row
+// holding a NULL still hashes by its other columns.
 func (Dialect) HashRows(exprs []string) string {
-	return fmt.Sprintf("toString(sum(cityHash64(%s)))", strings.Join(exprs, ", "))
+	args := make([]string, 0, 2*len(exprs))
+	for _, e := range exprs {
+		args = append(args, "isNull("+e+")", "assumeNotNull("+e+")")
+	}
+	return fmt.Sprintf("toString(sum(cityHash64(%s)))", strings.Join(args, ", "))
 }

@@ -160,5 +160,5 @@ func (Dialect) ColumnType(t models.ColumnType) string {
 
 // HashRows is Snowflake's HASH_AGG, which ignores the rows' order.
 func (Dialect) HashRows(exprs []string) string {
-	return fmt.Sprintf("COALESCE(HASH_AGG(%s), 0)", strings.Join(exprs, ", "))
+	return fmt.Sprintf("COALESCE(SUM(HASH(%s)), 0)", strings.Join(exprs, ", "))
 }

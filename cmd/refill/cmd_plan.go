@@ -468,7 +468,7 @@ func groupRuns(runs []plan.Run) []stepGroup {
 		case detail != "":
 		case r.Reason == plan.ReasonUpstream:
 			detail = "an upstream partition was republished after it was built"
-		case r.Reason == plan.ReasonLookback, r.Reason == plan.ReasonForced:
+		case r.Reason == plan.ReasonLookback, r.Reason == plan.ReasonForced, r.Reason == plan.ReasonSource:
 			detail = r.Detail
 		}
 		windowless := r.Partition.Start.IsZero()

@@ -44,6 +44,10 @@ const (
 	ReasonForced    Reason = "forced"    // --mode all
 	ReasonLookback  Reason = "lookback"  // inside the late-data lookback window
 	ReasonWatermark Reason = "watermark" // inside the lookback window, and the source's watermark moved
+	// ReasonSource: the rows of a tracked source (models.Source) inside the
+	// partition's window changed since it was built: late, deleted or
+	// updated rows, found by their fingerprint, anywhere in history.
+	ReasonSource Reason = "source"
 	ReasonPending   Reason = "pending"   // its last publication may not have finished
 	ReasonPartial   Reason = "partial"   // published before its window was complete
 	ReasonDrift     Reason = "drift"     // the table does not hold what the ledger recorded
@@ -65,7 +69,7 @@ const (
 
 // Reasons lists every reason, in the order plan summarizes them.
 var Reasons = []Reason{ReasonMissing, ReasonFailed, ReasonPending, ReasonStale, ReasonUpstream, ReasonDrift,
-	ReasonPartial, ReasonLookback, ReasonWatermark, ReasonRefresh, ReasonForced, ReasonRebuild, ReasonRemove, ReasonBlocked}
+	ReasonPartial, ReasonSource, ReasonLookback, ReasonWatermark, ReasonRefresh, ReasonForced, ReasonRebuild, ReasonRemove, ReasonBlocked}
 
 // assessment is what the ledger says of one partition.
 type assessment struct {

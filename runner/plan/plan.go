@@ -94,6 +94,10 @@ type Facts struct {
 	// Records holds only the records the partitions from there on need. A
 	// model whose summaries prove none built has no proven bound.
 	Proven map[string]time.Time
+	// SourceChanged says, for a scheduled run, by model and partition key,
+	// how the rows of a tracked source in a done partition's window
+	// changed since it was built (see sourceChanges): it reruns.
+	SourceChanged map[string]map[string]string
 }
 
 // TableFacts is what the warehouse holds of one model's table.
@@ -427,6 +431,8 @@ func (pl *planner) decide(m *models.Model) error {
 		reason, detail := decide(pl.sel, as)
 		if reason == "" && as.state == StateDone && !resumedDone(pl.sel, as) && pl.sel.Mode == ModeDefault {
 			switch {
+			case pl.facts.SourceChanged[m.Name][part.Key] != "":
+				reason, detail = ReasonSource, pl.facts.SourceChanged[m.Name][part.Key]
 			case lookback[part.Key]:
 				reason, detail = lookbackReason(m, part, as.record, pl.facts.Watermarks)
 			case pl.sel.Scheduled() && m.Kind() != models.TimePartitioned:
@@ -1367,8 +1373,8 @@ func refreshReason(m *models.Model, p models.Partition, rec *adapters.Record, wm
 		switch {
 		case !ok:
 			return ReasonRefresh, "its watermark is not known (refresh: watermark)"
-		case cur != rec.Watermark:
-			return ReasonRefresh, fmt.Sprintf("the source's watermark moved from %q to %q", rec.Watermark, cur)
+		case cur != ParseMarks(rec.Watermark).Query:
+			return ReasonRefresh, fmt.Sprintf("the source's watermark moved from %q to %q", ParseMarks(rec.Watermark).Query, cur)
 		}
 	}
 	return "", ""
@@ -1382,13 +1388,14 @@ func lookbackReason(m *models.Model, p models.Partition, rec *adapters.Record, w
 		return ReasonLookback, "inside the late-data lookback window"
 	}
 	cur, ok := wm[m.Name][p.Key]
+	recorded := ParseMarks(rec.Watermark).Query
 	switch {
 	case !ok:
 		return ReasonLookback, "inside the late-data lookback window"
-	case rec.Watermark == "":
+	case recorded == "":
 		return ReasonWatermark, fmt.Sprintf("no watermark recorded yet; the source's is %q", cur)
-	case cur != rec.Watermark:
-		return ReasonWatermark, fmt.Sprintf("the source's watermark moved from %q to %q", rec.Watermark, cur)
+	case cur != recorded:
+		return ReasonWatermark, fmt.Sprintf("the source's watermark moved from %q to %q", recorded, cur)
 	}
 	return "", ""
 }

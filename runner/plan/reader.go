@@ -102,6 +102,16 @@ func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Fac
 	if r.Defer != nil {
 		summarize = false // the summaries pair this ledger's records alone
 	}
+	if sel.Scheduled() && sel.Mode == ModeDefault && sel.Since.IsZero() {
+		var err error
+		if facts.SourceChanged, err = r.sourceChanges(ctx, sel); err != nil {
+			return nil, err
+		}
+		if len(facts.SourceChanged) > 0 {
+			// Partitions the summaries prove done may have to rerun.
+			summarize = false
+		}
+	}
 	sums, err := r.summaries(ctx, sel, summarize)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
+	"github.com/refill/refill/adapters/clickhouse"
+)
+
+// A ride-hailing project for late data: trips (the source, declared with
+// its time column), drivers' days, weeks, a running total that reads its
+// own past, and a whole table per driver. Its clock stands at ridesNow.
+const ridesNow = "--now=2024-10-01"
+
+var ridesFirst = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+var ridesEnd = time.Date(2024, 10, 1, 0, 0, 0, 0, time.UTC)
+
+// trip is one row of the source.
+type trip struct {
+	id      int
+	driver  string
+	started time.Time
+	fare    int64
+}
+
+// ridesTrips generates the source: a few trips a day.
+func ridesTrips() []trip {
+	var out []trip
+	id := 0
+	for d := ridesFirst; d.Before(ridesEnd); d = d.AddDate(0, 0, 1) {
+		for i := range 1 + d.YearDay()%3 {
+			id++
+			out = append(out, trip{id: id, driver: []string{"ana", "bo", "cy"}[(id+i)%3],
+				started: d.Add(time.Duration(7+5*i)*time.Hour + time.Duration(id%60)*time.Minute), fare: int64(500 + id%37*10)})
+		}
+	}
+	return out
+}
+
+// ridesProject writes the project, its schemas prefixed with p, and the
+// trips as a seed; it returns the folder.
+func ridesProject(t *testing.T, p string, trips []trip) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, dir, "refill.yml", fmt.Sprintf(`name: rides
+target: dev
+targets:
+  dev:
+    adapter: duckdb
+    path: warehouse.duckdb
+  clickhouse:
+    adapter: clickhouse
+    dsn: ${CLICKHOUSE_DSN}
+sources:
+  %sraw.trips:
+    time_column: started_at
+`, p))
+	var csv strings.Builder
+	// promo is mostly empty: NULL in the warehouse, where a hash of a
+	// row must still see its other columns change.
+	csv.WriteString("trip_id,driver,started_at,fare,promo\n")
+	for _, tr := range trips {
+		promo := ""
+		if tr.id%10 == 0 {
+			promo = "SPRING"
+		}
+		fmt.Fprintf(&csv, "%d,%s,%s,%d,%s\n", tr.id, tr.driver, tr.started.Format(time.DateTime), tr.fare, promo)
+	}
+	write(t, dir, "seeds/"+p+"raw/trips.csv", csv.String())
+	s := p + "rides"
+	write(t, dir, "models/"+s+"/daily.sql", fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-01-01
+batch: 7
+*/
+SELECT {{ cast_date(ident("started_at")) }} AS d, driver, CAST(count(*) AS BIGINT) AS trips, CAST(sum(fare) AS BIGINT) AS fares
+FROM {{ source("%sraw.trips") }}
+WHERE started_at >= {{ cast_timestamp(start) }} AND started_at < {{ cast_timestamp(end) }}
+GROUP BY {{ cast_date(ident("started_at")) }}, driver
+`, p))
+	write(t, dir, "models/"+s+"/weekly.sql", fmt.Sprintf(`/* refill
+partition_by: week_start
+grain: week
+start: 2024-01-01
+*/
+SELECT {{ start }} AS week_start, CAST(coalesce(sum(trips), 0) AS BIGINT) AS trips, CAST(coalesce(sum(fares), 0) AS BIGINT) AS fares
+FROM {{ ref("%[1]s.daily") }} WHERE d >= {{ start }} AND d < {{ end }}
+`, s))
+	write(t, dir, "models/"+s+"/to_date.sql", fmt.Sprintf(`/* refill
+partition_by: d
+grain: day
+start: 2024-01-01
+depends_on_past: self
+columns: {d: date, trips: bigint, fares: bigint}
+*/
+SELECT {{ start }} AS d, CAST(coalesce(sum(trips), 0) AS BIGINT) AS trips, CAST(coalesce(sum(fares), 0) AS BIGINT) AS fares
+FROM (SELECT trips, fares FROM {{ ref("%[1]s.daily") }} WHERE d >= {{ start }} AND d < {{ end }}
+      UNION ALL
+      SELECT trips, fares FROM {{ this }} WHERE d = {{ date_add(start, -1, "day") }}) AS t
+`, s))
+	write(t, dir, "models/"+s+"/per_driver.sql", fmt.Sprintf(`SELECT driver, CAST(sum(trips) AS BIGINT) AS trips, CAST(sum(fares) AS BIGINT) AS fares
+FROM {{ ref("%s.daily") }} GROUP BY driver
+`, s))
+	return dir
+}
+
+// ridesExpected computes every table of the project from trips, in Go.
+func ridesExpected(trips []trip) map[string][]string {
+	type agg struct{ trips, fares int64 }
+	daily := map[string]*agg{}
+	byDay := map[string]*agg{}
+	byWeek := map[string]*agg{}
+	byDriver := map[string]*agg{}
+	add := func(m map[string]*agg, k string, fare int64) {
+		if m[k] == nil {
+			m[k] = &agg{}
+		}
+		m[k].trips++
+		m[k].fares += fare
+	}
+	for _, tr := range trips {
+		day := tr.started.Format(time.DateOnly)
+		add(daily, day+" | "+tr.driver, tr.fare)
+		add(byDay, day, tr.fare)
+		add(byDriver, tr.driver, tr.fare)
+		wd := (int(tr.started.Weekday()) + 6) % 7
+		add(byWeek, tr.started.AddDate(0, 0, -wd).Format(time.DateOnly), tr.fare)
+	}
+	out := map[string][]string{}
+	for k, a := range daily {
+		out["daily"] = append(out["daily"], fmt.Sprintf("%s | %d | %d", k, a.trips, a.fares))
+	}
+	for k, a := range byDriver {
+		out["per_driver"] = append(out["per_driver"], fmt.Sprintf("%s | %d | %d", k, a.trips, a.fares))
+	}
+	for w := ridesFirst; w.Before(ridesEnd.AddDate(0, 0, -6)); w = w.AddDate(0, 0, 7) {
+		a := byWeek[w.Format(time.DateOnly)]
+		if a == nil {
+			a = &agg{}
+		}
+		out["weekly"] = append(out["weekly"], fmt.Sprintf("%s | %d | %d", w.Format(time.DateOnly), a.trips, a.fares))
+	}
+	var run agg
+	for d := ridesFirst; d.Before(ridesEnd); d = d.AddDate(0, 0, 1) {
+		if a := byDay[d.Format(time.DateOnly)]; a != nil {
+			run.trips += a.trips
+			run.fares += a.fares
+		}
+		out["to_date"] = append(out["to_date"], fmt.Sprintf("%s | %d | %d", d.Format(time.DateOnly), run.trips, run.fares))
+	}
+	for _, rows := range out {
+		sort.Strings(rows)
+	}
+	return out
+}
+
+// ridesColumns are the columns each table is compared by.
+var ridesColumns = map[string]string{
+	"daily":      "d, driver, trips, fares",
+	"weekly":     "week_start, trips, fares",
+	"to_date":    "d, trips, fares",
+	"per_driver": "driver, trips, fares",
+}
+
+// ridesWarehouse is what the late-data test needs of an engine.
+type ridesWarehouse struct {
+	target string
+	prefix string
+	exec   func(t *testing.T, stmt string) // changes the source
+	rows   func(t *testing.T, q string) [][]any
+	// table quotes schema.name for queries.
+	table func(schema, name string) string
+}
+
+// TestLateDataFoundAnywhereInHistory is the acceptance of tracked sources
+// on DuckDB: late trips 40 days back and a trip updated in place 200 days
+// back are found by the next scheduled run, with no lookback, and only
+// the partitions they touch run, with what reads them.
+func TestLateDataFoundAnywhereInHistory(t *testing.T) {
+	t.Parallel()
+	trips := ridesTrips()
+	dir := ridesProject(t, "", trips)
+	lateData(t, dir, trips, ridesWarehouse{target: "dev",
+		exec: func(t *testing.T, stmt string) { execSQL(t, dir, stmt) },
+		rows: func(t *testing.T, q string) [][]any { return queryRows(t, dir, q) },
+		table: func(schema, name string) string { return schema + "." + name }})
+}
+
+// TestLateDataFoundAnywhereInHistoryClickHouse is the same on ClickHouse.
+func TestLateDataFoundAnywhereInHistoryClickHouse(t *testing.T) {
+	adaptertest.ClickHouseServer.Env(t)
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
+	p := "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()%1e9), "-", "") + "_"
+	dropClickHouseDatabases(t, p+"raw", p+"rides")
+	trips := ridesTrips()
+	dir := ridesProject(t, p, trips)
+	run := func(t *testing.T, stmt string) {
+		t.Helper()
+		if _, err := ch.DB().Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	lateData(t, dir, trips, ridesWarehouse{target: "clickhouse", prefix: p,
+		exec: func(t *testing.T, stmt string) {
+			t.Helper()
+			run(t, stmt)
+			// Mutations run in the background: wait for them.
+			for range 200 {
+				res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if adapters.Int(res.Rows[0][0]) == 0 {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Fatalf("%s: the mutation did not finish", stmt)
+		},
+		rows: func(t *testing.T, q string) [][]any {
+			t.Helper()
+			res, err := ch.Query(context.Background(), q, adapters.Tag{})
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			return res.Rows
+		},
+		table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }})
+}
+
+func lateData(t *testing.T, dir string, trips []trip, wh ridesWarehouse) {
+	target := "--target=" + wh.target
+	mustRefill(t, dir, "seed", target)
+	mustRefill(t, dir, "run", target, ridesNow, "--yes", "--quiet")
+	check := func(when string) {
+		t.Helper()
+		want := ridesExpected(trips)
+		for name, cols := range ridesColumns {
+			got := normalizedRides(wh.rows(t, fmt.Sprintf("SELECT %s FROM %s", cols, wh.table(wh.prefix+"rides", name))))
+			if !slices.Equal(got, want[name]) {
+				t.Errorf("%s: %s differs from its recomputation: %d rows, %d wanted\n%s", when, name, len(got), len(want[name]), firstDiff(got, want[name]))
+			}
+		}
+	}
+	check("after the backfill")
+	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "Nothing to do") {
+		t.Fatalf("a scheduled run with the source unchanged plans:\n%s", r.stdout)
+	}
+
+	// Late trips for a day 40 days back, and a fare corrected in place
+	// 200 days back.
+	late := ridesEnd.AddDate(0, 0, -40)
+	next := trips[len(trips)-1].id + 1
+	for i := range 2 {
+		tr := trip{id: next + i, driver: "bo", started: late.Add(time.Duration(20+i) * time.Hour), fare: 990}
+		trips = append(trips, tr)
+		wh.exec(t, fmt.Sprintf("INSERT INTO %s SELECT %d, '%s', CAST('%s' AS %s), %d, NULL", wh.table(wh.prefix+"raw", "trips"), tr.id, tr.driver,
+			tr.started.Format(time.DateTime), map[bool]string{true: "DateTime", false: "TIMESTAMP"}[wh.target == "clickhouse"], tr.fare))
+	}
+	// The first trip without a promo from 200 days back.
+	i := slices.IndexFunc(trips, func(tr trip) bool { return !tr.started.Before(ridesEnd.AddDate(0, 0, -200)) && tr.id%10 != 0 })
+	old := trips[i].started.Truncate(24 * time.Hour)
+	trips[i].fare += 1000
+	if wh.target == "clickhouse" {
+		wh.exec(t, fmt.Sprintf("ALTER TABLE %s UPDATE fare = fare + 1000 WHERE trip_id = %d", wh.table(wh.prefix+"raw", "trips"), trips[i].id))
+	} else {
+		wh.exec(t, fmt.Sprintf("UPDATE %s SET fare = fare + 1000 WHERE trip_id = %d", wh.table(wh.prefix+"raw", "trips"), trips[i].id))
+	}
+
+	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "source: "+wh.prefix+"raw.trips: 2 rows when built, 4 now") {
+		t.Errorf("the plan does not say how the late day's source changed:\n%s", r.stdout)
+	}
+	r := mustRefill(t, dir, "plan", target, ridesNow, "--output", "json")
+	var p planOutput
+	if err := jsonUnmarshal(r.stdout, &p); err != nil {
+		t.Fatal(err)
+	}
+	s := wh.prefix + "rides."
+	lateDay, oldDay := late.Format(time.DateOnly), old.Format(time.DateOnly)
+	planned := map[string]map[string]string{}
+	for _, st := range p.Steps {
+		if planned[st.Model] == nil {
+			planned[st.Model] = map[string]string{}
+		}
+		planned[st.Model][st.Partition] = st.Reason
+		if st.Model == s+"daily" && (st.Reason != "source" || !strings.Contains(st.Detail, wh.prefix+"raw.trips")) {
+			t.Errorf("daily %s is planned for %q (%s), not for its changed source", st.Partition, st.Reason, st.Detail)
+		}
+	}
+	if got := slices.Sorted(maps.Keys(planned[s+"daily"])); !slices.Equal(got, []string{oldDay, lateDay}) {
+		t.Errorf("the scheduled run plans daily %v, not exactly the two changed days %s and %s\n%s", got, oldDay, lateDay, r.stdout)
+	}
+	weekOf := func(d time.Time) string { y, w := d.ISOWeek(); return fmt.Sprintf("%d-W%02d", y, w) }
+	if got := slices.Sorted(maps.Keys(planned[s+"weekly"])); !slices.Equal(got, []string{weekOf(old), weekOf(late)}) {
+		t.Errorf("the scheduled run plans weekly %v, not the two changed days' weeks", got)
+	}
+	if n := len(planned[s+"to_date"]); n != int(ridesEnd.Sub(old).Hours()/24) {
+		t.Errorf("the running total reruns %d days, not the %d from the older change on", n, int(ridesEnd.Sub(old).Hours()/24))
+	}
+	if len(planned[s+"per_driver"]) != 1 {
+		t.Errorf("the whole table over daily is not planned: %v", planned[s+"per_driver"])
+	}
+	if len(planned) != 4 {
+		t.Errorf("the plan has steps of %d models: %v", len(planned), slices.Sorted(maps.Keys(planned)))
+	}
+	if !strings.Contains(r.stdout, "rows changed in place") || !strings.Contains(r.stdout, " when built, ") {
+		t.Errorf("the plan does not say how the source changed:\n%.3000s", r.stdout)
+	}
+
+	mustRefill(t, dir, "run", target, ridesNow, "--yes", "--quiet")
+	check("after the scheduled run")
+	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "Nothing to do") {
+		t.Errorf("after the scheduled run, the next plans:\n%s", r.stdout)
+	}
+}
+
+// normalizedRides reads rows as " | "-joined text, dates as days.
+func normalizedRides(rows [][]any) []string {
+	out := make([]string, len(rows))
+	for i, row := range rows {
+		parts := make([]string, len(row))
+		for j, v := range row {
+			switch v := adapters.Normalize(v).(type) {
+			case time.Time:
+				parts[j] = v.UTC().Format(time.DateOnly)
+			default:
+				parts[j] = fmt.Sprint(v)
+			}
+		}
+		out[i] = strings.Join(parts, " | ")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// firstDiff names the first row where got and want differ.
+func firstDiff(got, want []string) string {
+	for i := range max(len(got), len(want)) {
+		g, w := "", ""
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			return fmt.Sprintf("row %d: got %q, want %q", i, g, w)
+		}
+	}
+	return ""
+}

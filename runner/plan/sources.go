@@ -1,0 +1,388 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/models"
+)
+
+// Finding changed source days. A model that reads a source declared with a
+// time_column (models.Source) records, with each partition it builds, a
+// fingerprint of the source rows inside the partition's window: their
+// count and an order-independent hash of the rows, or, where the source
+// declares loaded_at, their count and the latest load time. A scheduled
+// run fingerprints the source again, in one grouped scan per source, and
+// reruns exactly the partitions whose fingerprint moved, anywhere in the
+// source's tracked history: rows that arrived late, were deleted, or were
+// updated in place.
+//
+// The scan groups rows by a coarse bucket of the time column (the date
+// itself, or the hour of a timestamp) and the buckets are mapped to
+// partitions in Go, as CountPartitions does. A partition's fingerprint
+// sums the buckets its window overlaps; a bucket that straddles two
+// partitions (zones whose offset is not a whole number of hours) counts
+// in both, so that a change in it reruns both. Hashes add up modulo 2^64,
+// so a partition's hash does not depend on how its rows fall into buckets.
+
+// Marks is what a ledger record keeps in its watermark column: the
+// fingerprints of the tracked sources the partition read when it was
+// built, and the value of the model's watermark query. Without sources it
+// is stored as the query's value alone, as before sources were tracked.
+type Marks struct {
+	Sources map[string]string `json:"sources"`
+	Query   string            `json:"query,omitempty"`
+}
+
+// ParseMarks reads a record's watermark column.
+func ParseMarks(s string) Marks {
+	if strings.HasPrefix(s, `{"sources":`) {
+		var m Marks
+		if json.Unmarshal([]byte(s), &m) == nil {
+			return m
+		}
+	}
+	return Marks{Query: s}
+}
+
+// String renders m for the watermark column.
+func (m Marks) String() string {
+	if len(m.Sources) == 0 {
+		return m.Query
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err) // strings only
+	}
+	return string(b)
+}
+
+// Print is a source's fingerprint in one partition's window.
+type Print struct {
+	Rows   int64
+	Hash   uint64 // the sum of the rows' hashes, modulo 2^64 (no loaded_at)
+	Loaded string // the latest loaded_at (with loaded_at), as text
+	loaded bool
+}
+
+// String renders p as the ledger keeps it.
+func (p Print) String() string {
+	if p.loaded {
+		return fmt.Sprintf("%d@%s", p.Rows, p.Loaded)
+	}
+	return fmt.Sprintf("%d:%016x", p.Rows, p.Hash)
+}
+
+// parsePrint reads a Print from its String form.
+func parsePrint(s string) (Print, bool) {
+	if n, loaded, ok := strings.Cut(s, "@"); ok {
+		rows, err := strconv.ParseInt(n, 10, 64)
+		return Print{Rows: rows, Loaded: loaded, loaded: true}, err == nil
+	}
+	n, h, ok := strings.Cut(s, ":")
+	rows, err := strconv.ParseInt(n, 10, 64)
+	hash, herr := strconv.ParseUint(h, 16, 64)
+	return Print{Rows: rows, Hash: hash}, ok && err == nil && herr == nil
+}
+
+// add sums q into p.
+func (p *Print) add(q Print) {
+	p.Rows += q.Rows
+	p.Hash += q.Hash
+	if q.Loaded > p.Loaded {
+		p.Loaded = q.Loaded
+	}
+}
+
+// SourceChange says how a source's rows in a partition's window changed
+// since the partition was built, in words; "" when they did not.
+func SourceChange(source, then, now string) string {
+	if then == now {
+		return ""
+	}
+	if then == "" {
+		return fmt.Sprintf("%s: no fingerprint of its rows was recorded when the partition was built", source)
+	}
+	a, aok := parsePrint(then)
+	b, bok := parsePrint(now)
+	switch {
+	case !aok || !bok || a.loaded != b.loaded:
+		return fmt.Sprintf("%s: its rows were fingerprinted differently when the partition was built (loaded_at changed)", source)
+	case a.Rows != b.Rows:
+		return fmt.Sprintf("%s: %s when built, %d now", source, Plural(int(a.Rows), "row"), b.Rows)
+	case a.loaded:
+		return fmt.Sprintf("%s: rows loaded since it was built (latest loaded_at %s, was %s)", source, b.Loaded, a.Loaded)
+	}
+	return fmt.Sprintf("%s: rows changed in place (%s then and now, different content)", source, Plural(int(a.Rows), "row"))
+}
+
+// bucket is one group of a source scan: rows whose time column falls in
+// one date or hour.
+type bucket struct {
+	lo, hi time.Time // the earliest and latest time value
+	date   bool      // the time column holds dates
+	print  Print
+}
+
+// SourceScan is one grouped scan of a source's rows, by a coarse bucket of
+// its time column, which ScanSource returns and Prints maps onto a model's
+// partitions.
+type SourceScan struct {
+	Source  *models.Source
+	buckets []bucket
+}
+
+// ScanSource fingerprints the rows of src whose time column lies in
+// [from, to), a zero bound being open, in one statement.
+func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, src *models.Source, from, to time.Time, tag adapters.Tag) (*SourceScan, error) {
+	d := a.Dialect()
+	rel, err := scope.SourceRelation(src.Name)
+	if err != nil {
+		return nil, err
+	}
+	tag.Step = "fingerprint"
+	cols, err := a.Describe(ctx, "SELECT * FROM "+rel.Quote(d), tag)
+	if err != nil {
+		return nil, fmt.Errorf("reading the columns of source %s: %w", src.Name, err)
+	}
+	var timeType string
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = d.QuoteIdent(c.Name)
+		if strings.EqualFold(c.Name, src.TimeColumn) {
+			timeType = c.Type
+		}
+	}
+	if timeType == "" {
+		return nil, fmt.Errorf("source %s has no column %s (its time_column in %s line %d)", src.Name, src.TimeColumn, models.ProjectFile, src.Line)
+	}
+	col := d.QuoteIdent(src.TimeColumn)
+	date := adapters.IsDateType(timeType)
+	group, lit := d.DateTrunc(models.Hour, col), d.Timestamp
+	if date {
+		group, lit = col, d.Date
+	}
+	var where []string
+	// A bucket is read whole: bounds move out to the bucket's edges, and
+	// one bucket further, for zones whose day starts off the hour.
+	if !from.IsZero() {
+		where = append(where, fmt.Sprintf("%s >= %s", col, lit(edge(from, date, -1))))
+	}
+	if !to.IsZero() {
+		where = append(where, fmt.Sprintf("%s < %s", col, lit(edge(to, date, 1))))
+	}
+	what := d.CastString(d.HashRows(names))
+	if src.LoadedAt != "" {
+		what = d.CastString("max(" + d.QuoteIdent(src.LoadedAt) + ")")
+	}
+	q := fmt.Sprintf("SELECT min(%s) AS lo, max(%s) AS hi, count(*) AS n, %s AS fp FROM %s%s GROUP BY %s",
+		col, col, what, rel.Quote(d), whereClause(strings.Join(where, " AND ")), group)
+	res, err := a.Query(ctx, q, tag)
+	if err != nil {
+		return nil, fmt.Errorf("fingerprinting source %s: %w", src.Name, err)
+	}
+	s := &SourceScan{Source: src}
+	for _, row := range res.Rows {
+		lo, lok := adapters.Normalize(row[0]).(time.Time)
+		hi, hok := adapters.Normalize(row[1]).(time.Time)
+		if !lok || !hok {
+			continue // NULL times: in no partition
+		}
+		b := bucket{lo: lo, hi: hi, date: date, print: Print{Rows: adapters.Int(row[2])}}
+		fp := ""
+		if v := adapters.Normalize(row[3]); v != nil {
+			fp = fmt.Sprint(v)
+		}
+		if src.LoadedAt != "" {
+			b.print.Loaded, b.print.loaded = fp, true
+		} else if fp != "" {
+			h, ok := new(big.Int).SetString(fp, 10)
+			if !ok {
+				return nil, fmt.Errorf("fingerprinting source %s: the hash of its rows is %q, not a number", src.Name, fp)
+			}
+			b.print.Hash = h.Mod(h, mod64).Uint64()
+		}
+		s.buckets = append(s.buckets, b)
+	}
+	return s, nil
+}
+
+var mod64 = new(big.Int).Lsh(big.NewInt(1), 64)
+
+// edge moves t out to the edge of its bucket and one bucket further in
+// direction dir (-1 earlier, 1 later).
+func edge(t time.Time, date bool, dir int) time.Time {
+	if date {
+		y, m, d := t.UTC().Date()
+		return time.Date(y, m, d+dir, 0, 0, 0, 0, time.UTC)
+	}
+	return t.UTC().Truncate(time.Hour).Add(time.Duration(dir) * time.Hour)
+}
+
+// Prints returns the fingerprint of the scanned rows in each partition of
+// m in want (every partition, when want is nil), by key. A partition with
+// no rows has the fingerprint of none.
+func (s *SourceScan) Prints(m *models.Model, want []models.Partition) map[string]string {
+	sums := map[string]*Print{}
+	zero := Print{loaded: s.Source.LoadedAt != ""}
+	for _, p := range want {
+		z := zero
+		sums[p.Key] = &z
+	}
+	at := func(t time.Time, date bool) models.Partition {
+		if date {
+			y, mo, d := t.UTC().Date()
+			t = time.Date(y, mo, d, 0, 0, 0, 0, m.Config.Location)
+		}
+		return m.PartitionAt(t)
+	}
+	for _, b := range s.buckets {
+		last := at(b.hi, b.date)
+		for p := at(b.lo, b.date); !p.Start.After(last.Start); p = m.Next(p, 1) {
+			sum := sums[p.Key]
+			if sum == nil {
+				if want != nil {
+					continue
+				}
+				z := zero
+				sum = &z
+				sums[p.Key] = sum
+			}
+			sum.add(b.print)
+		}
+	}
+	out := make(map[string]string, len(sums))
+	for k, p := range sums {
+		out[k] = p.String()
+	}
+	return out
+}
+
+// SourceMarks fingerprints, for a unit of partitions of m about to be
+// built, the rows of each source m tracks inside their windows: one scan
+// per source. It returns nil when m tracks none.
+func SourceMarks(ctx context.Context, a adapters.Adapter, p *models.Project, scope *models.Scope, m *models.Model, parts []models.Partition, tag adapters.Tag) ([]map[string]string, error) {
+	sources := p.TrackedSources(m)
+	if len(sources) == 0 || len(parts) == 0 {
+		return nil, nil
+	}
+	out := make([]map[string]string, len(parts))
+	from, to := parts[0].Start, parts[0].End
+	for i, part := range parts {
+		out[i] = map[string]string{}
+		from, to = earliest(from, part.Start), latest(to, part.End)
+	}
+	for _, src := range sources {
+		scan, err := ScanSource(ctx, a, scope, src, from, to, tag)
+		if err != nil {
+			return nil, err
+		}
+		prints := scan.Prints(m, parts)
+		for i, part := range parts {
+			out[i][src.Name] = prints[part.Key]
+		}
+	}
+	return out, nil
+}
+
+// sourceChanges fingerprints, for a scheduled run of sel, the tracked
+// sources of the selected models, one scan per source over its tracked
+// history, and compares every done partition's recorded fingerprints with
+// them. It returns, by model and partition key, how the sources of the
+// partitions that changed did.
+func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (map[string]map[string]string, error) {
+	selected, err := r.Project.Select(sel.Select, sel.Exclude)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	now := sel.Now
+	if now.IsZero() {
+		now = r.Now()
+	}
+	var tracked []*models.Model
+	from := map[*models.Source]time.Time{} // each source's scan starts here
+	for _, m := range selected {
+		if r.Defer != nil && r.Defer.Models[m.Name] {
+			continue
+		}
+		for _, src := range r.Project.TrackedSources(m) {
+			start, seen := time.Time{}, false
+			if prev, ok := from[src]; ok {
+				start, seen = prev, true
+			}
+			if src.Track > 0 {
+				low := m.PartitionAt(now.Add(-src.Track)).Start
+				if !seen || !start.IsZero() && low.Before(start) {
+					start = low
+				}
+			}
+			from[src] = start
+		}
+		if len(r.Project.TrackedSources(m)) > 0 {
+			tracked = append(tracked, m)
+		}
+	}
+	if len(tracked) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(tracked))
+	for i, m := range tracked {
+		names[i] = m.Name
+	}
+	records, err := r.Adapter.Partitions(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	byModel := map[string][]*adapters.Record{}
+	for i := range records {
+		if rec := &records[i]; rec.State == adapters.RecordDone {
+			byModel[rec.Model] = append(byModel[rec.Model], rec)
+		}
+	}
+	scans := map[*models.Source]*SourceScan{}
+	out := map[string]map[string]string{}
+	for _, m := range tracked {
+		for _, src := range r.Project.TrackedSources(m) {
+			scan := scans[src]
+			if scan == nil {
+				if scan, err = ScanSource(ctx, r.Adapter, r.Scope, src, from[src], time.Time{}, adapters.Tag{Model: m.Name}); err != nil {
+					return nil, err
+				}
+				scans[src] = scan
+			}
+			prints := scan.Prints(m, nil)
+			none := Print{loaded: src.LoadedAt != ""}.String()
+			var low time.Time
+			if src.Track > 0 {
+				low = m.PartitionAt(now.Add(-src.Track)).Start
+			}
+			for _, rec := range byModel[m.Name] {
+				if rec.WindowStart.Before(low) {
+					continue // older than the source's tracked history
+				}
+				cur, ok := prints[rec.Partition]
+				if !ok {
+					cur = none
+				}
+				why := SourceChange(src.Name, ParseMarks(rec.Watermark).Sources[src.Name], cur)
+				if why == "" {
+					continue
+				}
+				if out[m.Name] == nil {
+					out[m.Name] = map[string]string{}
+				}
+				if prev := out[m.Name][rec.Partition]; prev != "" {
+					why = prev + "; " + why
+				}
+				out[m.Name][rec.Partition] = why
+			}
+		}
+	}
+	return out, nil
+}
