@@ -190,8 +190,8 @@ func TestLateDataFoundAnywhereInHistory(t *testing.T) {
 	trips := ridesTrips()
 	dir := ridesProject(t, "", trips)
 	lateData(t, dir, trips, ridesWarehouse{target: "dev",
-		exec: func(t *testing.T, stmt string) { execSQL(t, dir, stmt) },
-		rows: func(t *testing.T, q string) [][]any { return queryRows(t, dir, q) },
+		exec:  func(t *testing.T, stmt string) { execSQL(t, dir, stmt) },
+		rows:  func(t *testing.T, q string) [][]any { return queryRows(t, dir, q) },
 		table: func(schema, name string) string { return schema + "." + name }})
 }
 

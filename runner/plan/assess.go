@@ -47,11 +47,11 @@ const (
 	// ReasonSource: the rows of a tracked source (models.Source) inside the
 	// partition's window changed since it was built: late, deleted or
 	// updated rows, found by their fingerprint, anywhere in history.
-	ReasonSource Reason = "source"
-	ReasonPending   Reason = "pending"   // its last publication may not have finished
-	ReasonPartial   Reason = "partial"   // published before its window was complete
-	ReasonDrift     Reason = "drift"     // the table does not hold what the ledger recorded
-	ReasonRebuild   Reason = "rebuild"   // the whole table is rebuilt (--full-refresh, on_schema_change: rebuild)
+	ReasonSource  Reason = "source"
+	ReasonPending Reason = "pending" // its last publication may not have finished
+	ReasonPartial Reason = "partial" // published before its window was complete
+	ReasonDrift   Reason = "drift"   // the table does not hold what the ledger recorded
+	ReasonRebuild Reason = "rebuild" // the whole table is rebuilt (--full-refresh, on_schema_change: rebuild)
 	// ReasonRemove: a built partition outside the model's start..end
 	// (start: moved later, end: earlier): the run deletes its rows and
 	// records it removed.
