@@ -47,9 +47,13 @@ func ridesTrips() []trip {
 
 // ridesProject writes the project, its schemas prefixed with p, and the
 // trips as a seed; it returns the folder.
-func ridesProject(t *testing.T, p string, trips []trip) string {
+func ridesProject(t *testing.T, p string, trips []trip, loaded bool) string {
 	t.Helper()
 	dir := t.TempDir()
+	loadedAt := ""
+	if loaded {
+		loadedAt = "    loaded_at: loaded_at\n"
+	}
 	write(t, dir, "refill.yml", fmt.Sprintf(`name: rides
 target: dev
 targets:
@@ -62,17 +66,18 @@ targets:
 sources:
   %sraw.trips:
     time_column: started_at
-`, p))
+%s`, p, loadedAt))
 	var csv strings.Builder
 	// promo is mostly empty: NULL in the warehouse, where a hash of a
 	// row must still see its other columns change.
-	csv.WriteString("trip_id,driver,started_at,fare,promo\n")
+	// loaded_at is when the row landed: an hour after the trip started.
+	csv.WriteString("trip_id,driver,started_at,fare,promo,loaded_at\n")
 	for _, tr := range trips {
 		promo := ""
 		if tr.id%10 == 0 {
 			promo = "SPRING"
 		}
-		fmt.Fprintf(&csv, "%d,%s,%s,%d,%s\n", tr.id, tr.driver, tr.started.Format(time.DateTime), tr.fare, promo)
+		fmt.Fprintf(&csv, "%d,%s,%s,%d,%s,%s\n", tr.id, tr.driver, tr.started.Format(time.DateTime), tr.fare, promo, tr.started.Add(time.Hour).Format(time.DateTime))
 	}
 	write(t, dir, "seeds/"+p+"raw/trips.csv", csv.String())
 	s := p + "rides"
@@ -184,60 +189,67 @@ type ridesWarehouse struct {
 // TestLateDataFoundAnywhereInHistory is the acceptance of tracked sources
 // on DuckDB: late trips 40 days back and a trip updated in place 200 days
 // back are found by the next scheduled run, with no lookback, and only
-// the partitions they touch run, with what reads them.
+// the partitions they touch run, with what reads them: with the source
+// fingerprinted by the hash of its rows, and by its loaded_at.
 func TestLateDataFoundAnywhereInHistory(t *testing.T) {
 	t.Parallel()
-	trips := ridesTrips()
-	dir := ridesProject(t, "", trips)
-	lateData(t, dir, trips, ridesWarehouse{target: "dev",
-		exec:  func(t *testing.T, stmt string) { execSQL(t, dir, stmt) },
-		rows:  func(t *testing.T, q string) [][]any { return queryRows(t, dir, q) },
-		table: func(schema, name string) string { return schema + "." + name }})
+	for _, loaded := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hash", true: "loaded_at"}[loaded], func(t *testing.T) {
+			t.Parallel()
+			trips := ridesTrips()
+			dir := ridesProject(t, "", trips, loaded)
+			lateData(t, dir, trips, loaded, ridesWarehouse{target: "dev",
+				exec:  func(t *testing.T, stmt string) { execSQL(t, dir, stmt) },
+				rows:  func(t *testing.T, q string) [][]any { return queryRows(t, dir, q) },
+				table: func(schema, name string) string { return schema + "." + name }})
+		})
+	}
 }
 
 // TestLateDataFoundAnywhereInHistoryClickHouse is the same on ClickHouse.
 func TestLateDataFoundAnywhereInHistoryClickHouse(t *testing.T) {
 	adaptertest.ClickHouseServer.Env(t)
 	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
-	p := "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()%1e9), "-", "") + "_"
-	dropClickHouseDatabases(t, p+"raw", p+"rides")
-	trips := ridesTrips()
-	dir := ridesProject(t, p, trips)
-	run := func(t *testing.T, stmt string) {
-		t.Helper()
-		if _, err := ch.DB().Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
+	for _, loaded := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hash", true: "loaded_at"}[loaded], func(t *testing.T) {
+			t.Parallel()
+			p := fmt.Sprintf("t%d_", time.Now().UnixNano()%1e9)
+			dropClickHouseDatabases(t, p+"raw", p+"rides")
+			trips := ridesTrips()
+			dir := ridesProject(t, p, trips, loaded)
+			lateData(t, dir, trips, loaded, ridesWarehouse{target: "clickhouse", prefix: p,
+				exec: func(t *testing.T, stmt string) {
+					t.Helper()
+					if _, err := ch.DB().Exec(stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+					// Mutations run in the background: wait for them.
+					for range 200 {
+						res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if adapters.Int(res.Rows[0][0]) == 0 {
+							return
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+					t.Fatalf("%s: the mutation did not finish", stmt)
+				},
+				rows: func(t *testing.T, q string) [][]any {
+					t.Helper()
+					res, err := ch.Query(context.Background(), q, adapters.Tag{})
+					if err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					return res.Rows
+				},
+				table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }})
+		})
 	}
-	lateData(t, dir, trips, ridesWarehouse{target: "clickhouse", prefix: p,
-		exec: func(t *testing.T, stmt string) {
-			t.Helper()
-			run(t, stmt)
-			// Mutations run in the background: wait for them.
-			for range 200 {
-				res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if adapters.Int(res.Rows[0][0]) == 0 {
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			t.Fatalf("%s: the mutation did not finish", stmt)
-		},
-		rows: func(t *testing.T, q string) [][]any {
-			t.Helper()
-			res, err := ch.Query(context.Background(), q, adapters.Tag{})
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			return res.Rows
-		},
-		table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }})
 }
 
-func lateData(t *testing.T, dir string, trips []trip, wh ridesWarehouse) {
+func lateData(t *testing.T, dir string, trips []trip, loaded bool, wh ridesWarehouse) {
 	target := "--target=" + wh.target
 	mustRefill(t, dir, "seed", target)
 	mustRefill(t, dir, "run", target, ridesNow, "--yes", "--quiet")
@@ -255,29 +267,31 @@ func lateData(t *testing.T, dir string, trips []trip, wh ridesWarehouse) {
 	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "Nothing to do") {
 		t.Fatalf("a scheduled run with the source unchanged plans:\n%s", r.stdout)
 	}
-
-	// Late trips for a day 40 days back, and a fare corrected in place
-	// 200 days back.
-	late := ridesEnd.AddDate(0, 0, -40)
-	next := trips[len(trips)-1].id + 1
-	for i := range 2 {
-		tr := trip{id: next + i, driver: "bo", started: late.Add(time.Duration(20+i) * time.Hour), fare: 990}
-		trips = append(trips, tr)
-		wh.exec(t, fmt.Sprintf("INSERT INTO %s SELECT %d, '%s', CAST('%s' AS %s), %d, NULL", wh.table(wh.prefix+"raw", "trips"), tr.id, tr.driver,
-			tr.started.Format(time.DateTime), map[bool]string{true: "DateTime", false: "TIMESTAMP"}[wh.target == "clickhouse"], tr.fare))
-	}
-	// The first trip without a promo from 200 days back.
-	i := slices.IndexFunc(trips, func(tr trip) bool { return !tr.started.Before(ridesEnd.AddDate(0, 0, -200)) && tr.id%10 != 0 })
-	old := trips[i].started.Truncate(24 * time.Hour)
-	trips[i].fare += 1000
+	timestamp := "TIMESTAMP"
 	if wh.target == "clickhouse" {
-		wh.exec(t, fmt.Sprintf("ALTER TABLE %s UPDATE fare = fare + 1000 WHERE trip_id = %d", wh.table(wh.prefix+"raw", "trips"), trips[i].id))
+		timestamp = "DateTime"
+	}
+	trips = lateTrips(t, trips, ridesEnd.AddDate(0, 0, -40), ridesEnd, 2, timestamp, wh)
+
+	// A fare corrected in place 200 days back, on the first trip from then
+	// without a promo (so with a NULL column); its loaded_at moves.
+	i := slices.IndexFunc(trips, func(tr trip) bool { return !tr.started.Before(ridesEnd.AddDate(0, 0, -200)) && tr.id%10 != 0 })
+	old, late := trips[i].started.Truncate(24*time.Hour), ridesEnd.AddDate(0, 0, -40)
+	trips[i].fare += 1000
+	set := fmt.Sprintf("fare = fare + 1000, loaded_at = CAST('%s' AS %s)", ridesEnd.Add(time.Minute).Format(time.DateTime), timestamp)
+	if wh.target == "clickhouse" {
+		wh.exec(t, fmt.Sprintf("ALTER TABLE %s UPDATE %s WHERE trip_id = %d", wh.table(wh.prefix+"raw", "trips"), set, trips[i].id))
 	} else {
-		wh.exec(t, fmt.Sprintf("UPDATE %s SET fare = fare + 1000 WHERE trip_id = %d", wh.table(wh.prefix+"raw", "trips"), trips[i].id))
+		wh.exec(t, fmt.Sprintf("UPDATE %s SET %s WHERE trip_id = %d", wh.table(wh.prefix+"raw", "trips"), set, trips[i].id))
 	}
 
-	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "source: "+wh.prefix+"raw.trips: 2 rows when built, 4 now") {
-		t.Errorf("the plan does not say how the late day's source changed:\n%s", r.stdout)
+	lateWhy, oldWhy := "2 rows when built, 4 now", "rows changed in place"
+	if loaded {
+		lateWhy, oldWhy = "2 rows loaded since it was built (latest loaded_at 2024-10-01 00:00:00, was 2024-08-22 ", "1 row loaded since it was built (latest loaded_at 2024-10-01 00:01:00, was 2024-03-16 "
+	}
+	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "source: "+wh.prefix+"raw.trips: "+lateWhy) ||
+		!strings.Contains(r.stdout, "source: "+wh.prefix+"raw.trips: "+oldWhy) {
+		t.Errorf("the plan does not say how the days' source changed (%q, %q):\n%s", lateWhy, oldWhy, r.stdout)
 	}
 	r := mustRefill(t, dir, "plan", target, ridesNow, "--output", "json")
 	var p planOutput
@@ -312,15 +326,62 @@ func lateData(t *testing.T, dir string, trips []trip, wh ridesWarehouse) {
 	if len(planned) != 4 {
 		t.Errorf("the plan has steps of %d models: %v", len(planned), slices.Sorted(maps.Keys(planned)))
 	}
-	if !strings.Contains(r.stdout, "rows changed in place") || !strings.Contains(r.stdout, " when built, ") {
-		t.Errorf("the plan does not say how the source changed:\n%.3000s", r.stdout)
-	}
 
 	mustRefill(t, dir, "run", target, ridesNow, "--yes", "--quiet")
 	check("after the scheduled run")
-	if r := mustRefill(t, dir, "plan", target, ridesNow); !strings.Contains(r.stdout, "Nothing to do") {
+	r = mustRefill(t, dir, "plan", target, ridesNow, "--verbose")
+	if !strings.Contains(r.stdout, "Nothing to do") {
 		t.Errorf("after the scheduled run, the next plans:\n%s", r.stdout)
 	}
+	if !loaded {
+		return
+	}
+	// The scan reads only the rows loaded after what the last succeeded
+	// run read: the corrected fare's.
+	if !strings.Contains(r.stderr, "loaded_at") || !strings.Contains(r.stderr, "> "+map[bool]string{true: "toDateTime('", false: "TIMESTAMP '"}[wh.target == "clickhouse"]+"2024-10-01 00:01:00") {
+		t.Errorf("the scheduled plan's scan does not start at the last check:\n%s", r.stderr)
+	}
+	// A trip landing now for a day 100 days back is found from there.
+	trips = lateTrips(t, trips, ridesEnd.AddDate(0, 0, -100), ridesEnd.Add(2*time.Hour), 1, timestamp, wh)
+	r = mustRefill(t, dir, "run", target, ridesNow, "--yes", "--output", "json")
+	if days := ranDays(t, r.stdout, wh.prefix+"rides.daily"); !slices.Equal(days, []string{ridesEnd.AddDate(0, 0, -100).Format(time.DateOnly)}) {
+		t.Errorf("the run after a trip landed 100 days back rebuilt daily %v", days)
+	}
+	check("after a third run")
+}
+
+// lateTrips inserts n trips on day, loaded at loadedAt, and returns trips
+// with them.
+func lateTrips(t *testing.T, trips []trip, day, loadedAt time.Time, n int, timestamp string, wh ridesWarehouse) []trip {
+	t.Helper()
+	next := trips[len(trips)-1].id + 1
+	for i := range n {
+		tr := trip{id: next + i, driver: "bo", started: day.Add(time.Duration(20+i) * time.Hour), fare: 990}
+		trips = append(trips, tr)
+		wh.exec(t, fmt.Sprintf("INSERT INTO %s SELECT %d, '%s', CAST('%s' AS %s), %d, NULL, CAST('%s' AS %s)", wh.table(wh.prefix+"raw", "trips"),
+			tr.id, tr.driver, tr.started.Format(time.DateTime), timestamp, tr.fare, loadedAt.Format(time.DateTime), timestamp))
+	}
+	return trips
+}
+
+// ranDays returns the partitions of model a run's JSON output says it
+// built, sorted.
+func ranDays(t *testing.T, stdout, model string) []string {
+	t.Helper()
+	var out struct {
+		Partitions []struct{ Model, Partition, Status string }
+	}
+	if err := jsonUnmarshal(stdout, &out); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	var days []string
+	for _, p := range out.Partitions {
+		if p.Model == model {
+			days = append(days, p.Partition)
+		}
+	}
+	slices.Sort(days)
+	return days
 }
 
 // normalizedRides reads rows as " | "-joined text, dates as days.

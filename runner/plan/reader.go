@@ -103,10 +103,11 @@ func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Fac
 		summarize = false // the summaries pair this ledger's records alone
 	}
 	if sel.Scheduled() && sel.Mode == ModeDefault && sel.Since.IsZero() {
-		var err error
-		if facts.SourceChanged, err = r.sourceChanges(ctx, sel); err != nil {
+		sf, err := r.sourceChanges(ctx, sel)
+		if err != nil {
 			return nil, err
 		}
+		facts.SourceChanged, facts.SourceChecked = sf.changed, sf.checked
 		if len(facts.SourceChanged) > 0 {
 			// Partitions the summaries prove done may have to rerun.
 			summarize = false

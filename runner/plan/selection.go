@@ -60,6 +60,11 @@ type Selection struct {
 	// Shape is how the run that used this selection ran its work; Run
 	// records it, so that --resume repeats it.
 	Shape *Shape `json:"shape,omitempty"`
+	// Checked is set by the plan of a scheduled run: by model and tracked
+	// source with loaded_at, the latest loaded_at its check read. Recorded
+	// with the run, it lets the next scheduled run, once this one
+	// succeeded, read only the rows loaded after it. Plans ignore it.
+	Checked map[string]map[string]Loaded `json:"checked,omitempty"`
 }
 
 // Shape is the part of a run's options (runner.RunOptions) that decides what a run's publications

@@ -67,14 +67,71 @@ func (m Marks) String() string {
 type Print struct {
 	Rows   int64
 	Hash   uint64 // the sum of the rows' hashes, modulo 2^64 (no loaded_at)
-	Loaded string // the latest loaded_at (with loaded_at), as text
+	Loaded Loaded // the latest loaded_at (with loaded_at)
 	loaded bool
+}
+
+// Loaded is a value of a source's loaded_at column as text that sorts as
+// the values do: "t" and a UTC time of fixed width for timestamps and
+// dates, "n" and a zero-padded number for integers, "s" and the text
+// otherwise; "" for none.
+type Loaded string
+
+const loadedLayout = "2006-01-02T15:04:05.000000000Z"
+
+// LoadedOf reads a driver's value of a loaded_at column.
+func LoadedOf(v any) Loaded {
+	switch v := adapters.Normalize(v).(type) {
+	case nil:
+		return ""
+	case time.Time:
+		return Loaded("t" + v.UTC().Format(loadedLayout))
+	case int64:
+		return Loaded(fmt.Sprintf("n%020d", v))
+	default:
+		return Loaded("s" + fmt.Sprint(v))
+	}
+}
+
+// String renders l for messages.
+func (l Loaded) String() string {
+	if l == "" {
+		return "none"
+	}
+	switch l[0] {
+	case 'n':
+		if n := strings.TrimLeft(string(l[1:]), "0"); n != "" {
+			return n
+		}
+		return "0"
+	case 't':
+		if t, err := time.Parse(loadedLayout, string(l[1:])); err == nil {
+			return t.Format("2006-01-02 15:04:05.999999999")
+		}
+	}
+	return string(l[1:])
+}
+
+// literal renders l as a SQL literal of dialect d.
+func (l Loaded) literal(d models.Dialect) string {
+	switch l[0] {
+	case 't':
+		t, err := time.Parse(loadedLayout, string(l[1:]))
+		if err == nil {
+			return d.Timestamp(t)
+		}
+	case 'n':
+		if n, err := strconv.ParseInt(string(l[1:]), 10, 64); err == nil {
+			return strconv.FormatInt(n, 10)
+		}
+	}
+	return d.QuoteString(string(l[1:]))
 }
 
 // String renders p as the ledger keeps it.
 func (p Print) String() string {
 	if p.loaded {
-		return fmt.Sprintf("%d@%s", p.Rows, p.Loaded)
+		return fmt.Sprintf("%d@%s", p.Rows, string(p.Loaded))
 	}
 	return fmt.Sprintf("%d:%016x", p.Rows, p.Hash)
 }
@@ -83,7 +140,7 @@ func (p Print) String() string {
 func parsePrint(s string) (Print, bool) {
 	if n, loaded, ok := strings.Cut(s, "@"); ok {
 		rows, err := strconv.ParseInt(n, 10, 64)
-		return Print{Rows: rows, Loaded: loaded, loaded: true}, err == nil
+		return Print{Rows: rows, Loaded: Loaded(loaded), loaded: true}, err == nil
 	}
 	n, h, ok := strings.Cut(s, ":")
 	rows, err := strconv.ParseInt(n, 10, 64)
@@ -95,9 +152,7 @@ func parsePrint(s string) (Print, bool) {
 func (p *Print) add(q Print) {
 	p.Rows += q.Rows
 	p.Hash += q.Hash
-	if q.Loaded > p.Loaded {
-		p.Loaded = q.Loaded
-	}
+	p.Loaded = max(p.Loaded, q.Loaded)
 }
 
 // SourceChange says how a source's rows in a partition's window changed
@@ -136,11 +191,16 @@ type bucket struct {
 type SourceScan struct {
 	Source  *models.Source
 	buckets []bucket
+	// Latest is the latest loaded_at the scan read, for a source with
+	// loaded_at; "" when it read no rows.
+	Latest Loaded
 }
 
 // ScanSource fingerprints the rows of src whose time column lies in
-// [from, to), a zero bound being open, in one statement.
-func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, src *models.Source, from, to time.Time, tag adapters.Tag) (*SourceScan, error) {
+// [from, to), a zero bound being open, in one statement. With since (a
+// Loaded value, for a source with loaded_at), it reads only the rows
+// loaded after it.
+func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, src *models.Source, from, to time.Time, since Loaded, tag adapters.Tag) (*SourceScan, error) {
 	d := a.Dialect()
 	rel, err := scope.SourceRelation(src.Name)
 	if err != nil {
@@ -179,7 +239,10 @@ func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, sr
 	}
 	what := d.CastString(d.HashRows(names))
 	if src.LoadedAt != "" {
-		what = d.CastString("max(" + d.QuoteIdent(src.LoadedAt) + ")")
+		what = "max(" + d.QuoteIdent(src.LoadedAt) + ")"
+		if since != "" {
+			where = append(where, fmt.Sprintf("%s > %s", d.QuoteIdent(src.LoadedAt), since.literal(d)))
+		}
 	}
 	q := fmt.Sprintf("SELECT min(%s) AS lo, max(%s) AS hi, count(*) AS n, %s AS fp FROM %s%s GROUP BY %s",
 		col, col, what, rel.Quote(d), whereClause(strings.Join(where, " AND ")), group)
@@ -195,13 +258,10 @@ func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, sr
 			continue // NULL times: in no partition
 		}
 		b := bucket{lo: lo, hi: hi, date: date, print: Print{Rows: adapters.Int(row[2])}}
-		fp := ""
-		if v := adapters.Normalize(row[3]); v != nil {
-			fp = fmt.Sprint(v)
-		}
 		if src.LoadedAt != "" {
-			b.print.Loaded, b.print.loaded = fp, true
-		} else if fp != "" {
+			b.print.Loaded, b.print.loaded = LoadedOf(row[3]), true
+			s.Latest = max(s.Latest, b.print.Loaded)
+		} else if fp := fmt.Sprint(adapters.Normalize(row[3])); row[3] != nil {
 			h, ok := new(big.Int).SetString(fp, 10)
 			if !ok {
 				return nil, fmt.Errorf("fingerprinting source %s: the hash of its rows is %q, not a number", src.Name, fp)
@@ -279,7 +339,7 @@ func SourceMarks(ctx context.Context, a adapters.Adapter, p *models.Project, sco
 		from, to = earliest(from, part.Start), latest(to, part.End)
 	}
 	for _, src := range sources {
-		scan, err := ScanSource(ctx, a, scope, src, from, to, tag)
+		scan, err := ScanSource(ctx, a, scope, src, from, to, "", tag)
 		if err != nil {
 			return nil, err
 		}
@@ -291,12 +351,28 @@ func SourceMarks(ctx context.Context, a adapters.Adapter, p *models.Project, sco
 	return out, nil
 }
 
+// sourceFacts is what sourceChanges finds.
+type sourceFacts struct {
+	// changed says, by model and partition key, how the rows of the
+	// tracked sources in a done partition's window changed since it was
+	// built.
+	changed map[string]map[string]string
+	// checked is, by model and source with loaded_at, the latest
+	// loaded_at the check read (Selection.Checked).
+	checked map[string]map[string]Loaded
+}
+
 // sourceChanges fingerprints, for a scheduled run of sel, the tracked
-// sources of the selected models, one scan per source over its tracked
-// history, and compares every done partition's recorded fingerprints with
-// them. It returns, by model and partition key, how the sources of the
-// partitions that changed did.
-func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (map[string]map[string]string, error) {
+// sources of the selected models, one scan per source, and compares every
+// done partition's recorded fingerprints with them.
+//
+// A source without loaded_at is scanned over its tracked history, and a
+// partition reruns when its rows' count or hash moved. A source with
+// loaded_at is scanned for the rows loaded after the latest loaded_at the
+// last succeeded scheduled run of the same models read (none: the whole
+// tracked history), and a partition reruns when rows of its window were
+// loaded after those it read.
+func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (*sourceFacts, error) {
 	selected, err := r.Project.Select(sel.Select, sel.Exclude)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
@@ -305,37 +381,28 @@ func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (map[string]m
 	if now.IsZero() {
 		now = r.Now()
 	}
-	var tracked []*models.Model
-	from := map[*models.Source]time.Time{} // each source's scan starts here
+	readers := map[*models.Source][]*models.Model{}
+	var sources []*models.Source
+	var tracked []string
 	for _, m := range selected {
 		if r.Defer != nil && r.Defer.Models[m.Name] {
 			continue
 		}
-		for _, src := range r.Project.TrackedSources(m) {
-			start, seen := time.Time{}, false
-			if prev, ok := from[src]; ok {
-				start, seen = prev, true
+		srcs := r.Project.TrackedSources(m)
+		for _, src := range srcs {
+			if readers[src] == nil {
+				sources = append(sources, src)
 			}
-			if src.Track > 0 {
-				low := m.PartitionAt(now.Add(-src.Track)).Start
-				if !seen || !start.IsZero() && low.Before(start) {
-					start = low
-				}
-			}
-			from[src] = start
+			readers[src] = append(readers[src], m)
 		}
-		if len(r.Project.TrackedSources(m)) > 0 {
-			tracked = append(tracked, m)
+		if len(srcs) > 0 {
+			tracked = append(tracked, m.Name)
 		}
 	}
 	if len(tracked) == 0 {
-		return nil, nil
+		return &sourceFacts{}, nil
 	}
-	names := make([]string, len(tracked))
-	for i, m := range tracked {
-		names[i] = m.Name
-	}
-	records, err := r.Adapter.Partitions(ctx, names)
+	records, err := r.Adapter.Partitions(ctx, tracked)
 	if err != nil {
 		return nil, err
 	}
@@ -345,19 +412,58 @@ func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (map[string]m
 			byModel[rec.Model] = append(byModel[rec.Model], rec)
 		}
 	}
-	scans := map[*models.Source]*SourceScan{}
-	out := map[string]map[string]string{}
-	for _, m := range tracked {
-		for _, src := range r.Project.TrackedSources(m) {
-			scan := scans[src]
-			if scan == nil {
-				if scan, err = ScanSource(ctx, r.Adapter, r.Scope, src, from[src], time.Time{}, adapters.Tag{Model: m.Name}); err != nil {
-					return nil, err
+	checked, err := r.lastChecked(ctx, tracked)
+	if err != nil {
+		return nil, err
+	}
+	out := &sourceFacts{changed: map[string]map[string]string{}, checked: map[string]map[string]Loaded{}}
+	note := func(m *models.Model, key, why string) {
+		if out.changed[m.Name] == nil {
+			out.changed[m.Name] = map[string]string{}
+		}
+		if prev := out.changed[m.Name][key]; prev != "" {
+			why = prev + "; " + why
+		}
+		out.changed[m.Name][key] = why
+	}
+	for _, src := range sources {
+		ms := readers[src]
+		// The scan starts where the earliest tracked partition of a model
+		// reading the source does.
+		var from time.Time
+		if src.Track > 0 {
+			for i, m := range ms {
+				if low := m.PartitionAt(now.Add(-src.Track)).Start; i == 0 || low.Before(from) {
+					from = low
 				}
-				scans[src] = scan
 			}
+		}
+		var since Loaded
+		if src.LoadedAt != "" {
+			// Rows loaded after what every reading model's last check read.
+			for i, m := range ms {
+				c := checked[m.Name][src.Name]
+				if i == 0 || c < since {
+					since = c
+				}
+			}
+		}
+		scan, err := ScanSource(ctx, r.Adapter, r.Scope, src, from, time.Time{}, since, adapters.Tag{Model: ms[0].Name})
+		if err != nil {
+			return nil, err
+		}
+		if src.LoadedAt != "" {
+			latest := max(scan.Latest, since)
+			for _, m := range ms {
+				if out.checked[m.Name] == nil {
+					out.checked[m.Name] = map[string]Loaded{}
+				}
+				out.checked[m.Name][src.Name] = latest
+			}
+		}
+		none := Print{loaded: src.LoadedAt != ""}.String()
+		for _, m := range ms {
 			prints := scan.Prints(m, nil)
-			none := Print{loaded: src.LoadedAt != ""}.String()
 			var low time.Time
 			if src.Track > 0 {
 				low = m.PartitionAt(now.Add(-src.Track)).Start
@@ -366,23 +472,72 @@ func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (map[string]m
 				if rec.WindowStart.Before(low) {
 					continue // older than the source's tracked history
 				}
+				then := ParseMarks(rec.Watermark).Sources[src.Name]
 				cur, ok := prints[rec.Partition]
+				if src.LoadedAt != "" && then != "" && since != "" {
+					// Only rows loaded since the last check were read: the
+					// partition changed if some were loaded after its own.
+					if ok && loadedAfter(cur, then) {
+						note(m, rec.Partition, loadedChange(src.Name, then, cur))
+					}
+					continue
+				}
 				if !ok {
 					cur = none
 				}
-				why := SourceChange(src.Name, ParseMarks(rec.Watermark).Sources[src.Name], cur)
-				if why == "" {
-					continue
+				if why := SourceChange(src.Name, then, cur); why != "" {
+					note(m, rec.Partition, why)
 				}
-				if out[m.Name] == nil {
-					out[m.Name] = map[string]string{}
-				}
-				if prev := out[m.Name][rec.Partition]; prev != "" {
-					why = prev + "; " + why
-				}
-				out[m.Name][rec.Partition] = why
 			}
 		}
 	}
 	return out, nil
 }
+
+// loadedChange says how rows loaded since the last check changed a
+// partition whose rows' fingerprint was then.
+func loadedChange(source, then, now string) string {
+	a, _ := parsePrint(then)
+	b, _ := parsePrint(now)
+	return fmt.Sprintf("%s: %s loaded since it was built (latest loaded_at %s, was %s)", source, Plural(int(b.Rows), "row"), b.Loaded, a.Loaded)
+}
+
+// loadedAfter reports whether fingerprint now, of rows loaded since the
+// last check, holds rows loaded after those of fingerprint then.
+func loadedAfter(now, then string) bool {
+	a, aok := parsePrint(then)
+	b, bok := parsePrint(now)
+	return !aok || !bok || !a.loaded || b.Loaded > a.Loaded
+}
+
+// lastChecked returns, by model and source, the latest loaded_at the last
+// succeeded run that checked the model's sources read (Selection.Checked):
+// the rows loaded up to it are in what that run found. Runs that did not
+// succeed may not have rebuilt what their check found.
+func (r *Reader) lastChecked(ctx context.Context, names []string) (map[string]map[string]Loaded, error) {
+	out := map[string]map[string]Loaded{}
+	runs, err := r.Adapter.Runs(ctx, checkedRuns)
+	if err != nil {
+		return nil, fmt.Errorf("reading the runs: %w", err)
+	}
+	for _, run := range runs {
+		if run.Status != adapters.RunSucceeded {
+			continue
+		}
+		var sel Selection
+		if json.Unmarshal([]byte(run.Selection), &sel) != nil {
+			continue
+		}
+		for _, name := range names {
+			if out[name] != nil || sel.Checked[name] == nil {
+				continue
+			}
+			out[name] = sel.Checked[name]
+		}
+	}
+	return out, nil
+}
+
+// checkedRuns is how many of the latest runs lastChecked reads: past them,
+// a source is scanned over its whole tracked history again.
+const checkedRuns = 200
