@@ -51,8 +51,8 @@ sources:
 func TestSourcesErrors(t *testing.T) {
 	t.Parallel()
 	for yml, want := range map[string]string{
-		"sources:\n  raw.t: {time_colum: ts}\n":              `refill.yml:4:11: unknown key "time_colum" in source raw.t (did you mean "time_column"?)`,
-		"sources:\n  raw.t: {time_column: 'a b'}\n":          `refill.yml:4:24: time_column must be a column name, not "a b"`,
+		"sources:\n  raw.t: {time_colum: ts}\n":             `refill.yml:4:11: unknown key "time_colum" in source raw.t (did you mean "time_column"?)`,
+		"sources:\n  raw.t: {time_column: 'a b'}\n":         `refill.yml:4:24: time_column must be a column name, not "a b"`,
 		"sources:\n  raw.t: {time_column: ts, track: 5x}\n": `refill.yml:4:35: track must be all or a duration such as 400d, not "5x"`,
 		"sources:\n  raw.t: {loaded_at: l}\n":               `refill.yml:4:3: source raw.t: loaded_at and track need time_column`,
 		"sources:\n  a.b.c.d: {time_column: ts}\n":          `refill.yml:4:3: source "a.b.c.d"`,

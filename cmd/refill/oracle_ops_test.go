@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"testing/fstest"
@@ -37,6 +38,9 @@ func (m *genModel) text(v modelVariant) string {
 	src := m.sql(v.k)
 	if m.src != "" {
 		src = strings.ReplaceAll(src, `source("raw.events")`, `source("`+m.src+`.events")`)
+	}
+	if m.tracked {
+		src = regexp.MustCompile(`(?m)^(lookback|watermark): .*\n`).ReplaceAllString(src, "")
 	}
 	header, body := "", src
 	if rest, ok := strings.CutPrefix(src, "/* refill\n"); ok {

@@ -93,6 +93,10 @@ type genModel struct {
 	v modelVariant
 	// src is the database of the source table events (raw in the file).
 	src string
+	// tracked: the case declares the source's time column (tracked
+	// sources find late rows anywhere), and the model has no lookback or
+	// watermark.
+	tracked bool
 }
 
 // scalar returns, for a model's SQL, a value computed from another model
@@ -338,14 +342,15 @@ FROM {{ ref("daily") }} AS x WHERE x.d >= {{ start }} AND x.d < {{ end }}`, k, r
 
 // oracle is one generated case.
 type oracle struct {
-	t      *testing.T
-	seed   uint64
-	rng    *rand.Rand
-	dir    string
-	bin    string
-	models []*genModel
-	byName map[string]*genModel
-	log    []string // what was done, for the failure report
+	t       *testing.T
+	tracked bool // the case tracks the source (see lateRows)
+	seed    uint64
+	rng     *rand.Rand
+	dir     string
+	bin     string
+	models  []*genModel
+	byName  map[string]*genModel
+	log     []string // what was done, for the failure report
 	// allowed are runs made with --allow-missing-upstream, which may read
 	// missing upstream partitions by request.
 	allowed map[string]bool
@@ -513,9 +518,16 @@ func newOracleOn(t *testing.T, bin string, seed uint64, open func(o *oracle) war
 			}
 		}
 	}
-	o.write("refill.yml", o.wh.targets())
+	// Most cases track the source: late rows may land anywhere in its
+	// history. The others find them with hourly's lookback and watermark.
+	o.tracked = o.rng.IntN(4) > 0
+	yml := o.wh.targets()
+	if o.tracked {
+		yml += fmt.Sprintf("sources:\n  %s.events: {time_column: ts}\n", o.wh.source())
+	}
+	o.write("refill.yml", yml)
 	for _, m := range o.models {
-		m.k, m.src = 1+o.rng.IntN(3), o.wh.source()
+		m.k, m.src, m.tracked = 1+o.rng.IntN(3), o.wh.source(), o.tracked
 		o.byName[m.name] = m
 		o.write("models/"+m.name+".sql", m.text(modelVariant{k: m.k}))
 	}
@@ -600,8 +612,8 @@ func (o *oracle) step() {
 	case n < 12 && o.lastRun != "":
 		o.resume()
 	case n < 15 && o.through.IsZero():
-		// (Not in horizon cases: only a scheduled run's lookback finds
-		// late rows, and they have none.)
+		// (Not in horizon cases: only a scheduled run finds late rows,
+		// and they have none.)
 		o.lateRows()
 	case n < 15:
 		o.changeLogic()
@@ -1117,21 +1129,29 @@ func (o *oracle) resume() {
 	o.ran(r.code, r.stdout, allow)
 }
 
-// lateRows adds, changes or deletes source rows in the hourly model's
-// lookback window (where refill promises to notice them), or poisons an
-// hour so that its partition fails.
+// lateRows adds, changes or deletes source rows where refill promises to
+// notice them: anywhere in the source's history when the case tracks it,
+// else in the hourly model's lookback window; or poisons an hour so that
+// its partition fails.
 func (o *oracle) lateRows() {
 	end := oracleLast
 	if !o.through.IsZero() {
 		end = o.through.Add(-time.Hour)
 	}
 	h := end.Add(-time.Duration(o.rng.IntN(30)) * time.Hour)
+	if o.tracked {
+		h = oracleFirst.Add(time.Duration(o.rng.IntN(int(end.Sub(oracleFirst).Hours())+1)) * time.Hour)
+	}
 	ts := h.Add(time.Duration(o.rng.IntN(3600)) * time.Second)
-	switch o.rng.IntN(5) {
+	cond := fmt.Sprintf("ts >= %s AND ts < %s", o.wh.timestamp(h), o.wh.timestamp(h.Add(time.Hour)))
+	switch o.rng.IntN(6) {
 	case 0:
-		cond := fmt.Sprintf("ts >= %s AND ts < %s", o.wh.timestamp(h), o.wh.timestamp(h.Add(time.Hour)))
 		o.wh.deleteEvents(cond)
 		o.logf("delete events where %s", cond)
+	case 5:
+		// In place: the hour's count stays, its values change.
+		o.wh.updateEvents(cond)
+		o.logf("update events set v = v + 1 where %s", cond)
 	case 1:
 		o.wh.insertEvent(ts, "us", -1) // poison: the hour fails
 		o.logf("insert event (%s, us, -1)", ts)

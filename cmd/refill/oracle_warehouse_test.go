@@ -46,6 +46,8 @@ type warehouse interface {
 	exec(stmts ...string)
 	// deleteEvents deletes the source rows where cond holds.
 	deleteEvents(cond string)
+	// updateEvents adds 1 to v in the source's rows matching cond, in place.
+	updateEvents(cond string)
 	// insertEvent adds a source row.
 	insertEvent(ts time.Time, region string, v int)
 	// spoil deletes some of table's rows, or drops it, and returns the
@@ -129,6 +131,10 @@ func (w *duckWarehouse) exec(stmts ...string) {
 }
 
 func (w *duckWarehouse) deleteEvents(cond string) { w.exec("DELETE FROM raw.events WHERE " + cond) }
+
+func (w *duckWarehouse) updateEvents(cond string) {
+	w.exec("UPDATE raw.events SET v = v + 1 WHERE " + cond)
+}
 
 func (w *duckWarehouse) insertEvent(ts time.Time, region string, v int) {
 	w.exec(fmt.Sprintf("INSERT INTO raw.events VALUES (%s, '%s', %d)", w.timestamp(ts), region, v))
@@ -294,7 +300,7 @@ func (w *clickhouseWarehouse) timestamp(t time.Time) string {
 	return "toDateTime('" + t.Format("2006-01-02 15:04:05") + "', 'UTC')"
 }
 
-// exec runs stmts; an ALTER ... DELETE (a mutation, which ClickHouse
+// exec runs stmts; an ALTER ... DELETE or UPDATE (a mutation, which ClickHouse
 // applies in the background) returns once every mutation of the case's
 // databases is done.
 func (w *clickhouseWarehouse) exec(stmts ...string) {
@@ -304,7 +310,7 @@ func (w *clickhouseWarehouse) exec(stmts ...string) {
 		if _, err := w.a.DB().ExecContext(w.t.Context(), s); err != nil {
 			w.t.Fatalf("%s: %v", s, err)
 		}
-		if strings.Contains(s, " DELETE WHERE ") {
+		if strings.Contains(s, " DELETE WHERE ") || strings.Contains(s, " UPDATE v = ") {
 			w.waitMutations()
 		}
 	}
@@ -330,6 +336,10 @@ func (w *clickhouseWarehouse) waitMutations() {
 // a mutation on one replica reaches the others.
 func (w *clickhouseWarehouse) deleteEvents(cond string) {
 	w.exec(fmt.Sprintf("ALTER TABLE %s.events DELETE WHERE %s", w.source(), cond))
+}
+
+func (w *clickhouseWarehouse) updateEvents(cond string) {
+	w.exec(fmt.Sprintf("ALTER TABLE %s.events UPDATE v = v + 1 WHERE %s", w.source(), cond))
 }
 
 func (w *clickhouseWarehouse) insertEvent(ts time.Time, region string, v int) {

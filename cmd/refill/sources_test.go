@@ -338,7 +338,7 @@ func lateData(t *testing.T, dir string, trips []trip, loaded bool, wh ridesWareh
 	}
 	// The scan reads only the rows loaded after what the last succeeded
 	// run read: the corrected fare's.
-	if !strings.Contains(r.stderr, "loaded_at") || !strings.Contains(r.stderr, "> "+map[bool]string{true: "toDateTime('", false: "TIMESTAMP '"}[wh.target == "clickhouse"]+"2024-10-01 00:01:00") {
+	if !strings.Contains(r.stderr, "loaded_at") || !strings.Contains(r.stderr, ">= "+map[bool]string{true: "toDateTime('", false: "TIMESTAMP '"}[wh.target == "clickhouse"]+"2024-10-01 00:01:00") {
 		t.Errorf("the scheduled plan's scan does not start at the last check:\n%s", r.stderr)
 	}
 	// A trip landing now for a day 100 days back is found from there.

@@ -241,7 +241,9 @@ func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, sr
 	if src.LoadedAt != "" {
 		what = "max(" + d.QuoteIdent(src.LoadedAt) + ")"
 		if since != "" {
-			where = append(where, fmt.Sprintf("%s > %s", d.QuoteIdent(src.LoadedAt), since.literal(d)))
+			// From the last check's latest on: rows loaded in the same
+			// instant as it, but after the check, are read again.
+			where = append(where, fmt.Sprintf("%s >= %s", d.QuoteIdent(src.LoadedAt), since.literal(d)))
 		}
 	}
 	q := fmt.Sprintf("SELECT min(%s) AS lo, max(%s) AS hi, count(*) AS n, %s AS fp FROM %s%s GROUP BY %s",
