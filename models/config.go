@@ -69,6 +69,10 @@ type Config struct {
 	// a row: refill diff matches old and new rows by them, and reports the
 	// rows whose other columns changed. It changes nothing refill builds.
 	UniqueKey []string
+	// ContentHash, when set (content_hash:), says whether a publication
+	// records a hash of each partition's rows, which refill verify compares
+	// with the table; nil means the project's default.
+	ContentHash *bool
 }
 
 // Severity says whether a failed audit blocks the swap.
@@ -110,7 +114,7 @@ type Audit struct {
 var configKeys = []string{
 	"partition_by", "grain", "week_start", "fiscal_year_start", "values", "start", "end", "timezone", "partition_type", "batch", "tags",
 	"depends_on_past", "lookback", "delay", "allow_partial", "watermark", "refresh", "audits", "columns",
-	"on_schema_change", "full_refresh", "description", "unique_key",
+	"on_schema_change", "full_refresh", "description", "unique_key", "content_hash",
 }
 
 // RefreshMode is when a scheduled run rebuilds a whole-table or list model
@@ -347,6 +351,10 @@ func decodeConfig(d *yamlDoc, root *yaml.Node, x *extensions) Config {
 			}
 		case "description":
 			c.Description, _ = d.str(v, key)
+		case "content_hash":
+			if b, ok := d.bool(v, key); ok {
+				c.ContentHash = &b
+			}
 		case "unique_key":
 			uniqueNode = v
 			if v.Kind == yaml.ScalarNode {

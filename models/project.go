@@ -30,8 +30,11 @@ type Project struct {
 	// Sources are the tables models read through source() that refill.yml
 	// declares, by the name source() gives them.
 	Sources map[string]*Source
-	Models  []*Model // sorted by name
-	Graph   *Graph
+	// ContentHash is the models' default content_hash: (see
+	// Config.ContentHash).
+	ContentHash bool
+	Models      []*Model // sorted by name
+	Graph       *Graph
 	// Broken are the models left out because their files have errors, or
 	// they read such a model (see Load), sorted by name.
 	Broken []*BrokenModel
@@ -126,7 +129,7 @@ type LoadOptions struct {
 	Adapters []AdapterKeys
 }
 
-var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars", "on_schema_change", "sources"}
+var projectKeys = []string{"name", "models", "seeds", "target", "targets", "vars", "on_schema_change", "sources", "content_hash"}
 
 // Load reads the project in fsys, whose root is the project folder. It
 // returns every problem it finds, as an ErrorList, rather than the first.
@@ -171,6 +174,8 @@ func Load(fsys fs.FS, opts LoadOptions) (*Project, error) {
 			})
 		case "sources":
 			p.Sources = decodeSources(d, v)
+		case "content_hash":
+			p.ContentHash, _ = d.bool(v, key)
 		case "on_schema_change":
 			if s, ok := d.str(v, key); ok {
 				policy, err := ParseSchemaPolicy(s)

@@ -119,3 +119,13 @@ func (s *Scope) SourceRelation(name string) (Relation, error) {
 	}
 	return r, nil
 }
+
+// RecordsContent reports whether a publication of m records a hash of each
+// partition's rows (content_hash:, the model's or the project's), for
+// refill verify.
+func (p *Project) RecordsContent(m *Model) bool {
+	if m.Config.ContentHash != nil {
+		return *m.Config.ContentHash
+	}
+	return p.ContentHash
+}

@@ -98,10 +98,15 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 			e.observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging table %s: %v", st.Relation, derr)})
 		}
 	}
-	v, err := verify(ctx, a, st, parts)
+	v, err := verify(ctx, a, st, parts, e.contentTypes(ctx, m, st, sp))
 	if err != nil {
 		drop()
 		return nil, err
+	}
+	for i, p := range parts {
+		if c, ok := v.content[p.Key]; ok {
+			marks[i].Content = c.String()
+		}
 	}
 	e.remember(m, parts, v.rows)
 	// Audits read what the model's query read: under --publish together,
@@ -179,7 +184,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 // and the fingerprints of the tracked sources m reads, for each partition.
 // Read before the stage, rows that arrive while it computes change them
 // again, so the next run picks those rows up.
-func (e *execution) marks(ctx context.Context, m *models.Model, parts []models.Partition) ([]string, error) {
+func (e *execution) marks(ctx context.Context, m *models.Model, parts []models.Partition) ([]plan.Marks, error) {
 	a := e.r.Adapter
 	marks := make([]plan.Marks, len(parts))
 	if m.Config.Watermark != nil {
@@ -195,20 +200,48 @@ func (e *execution) marks(ctx context.Context, m *models.Model, parts []models.P
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(parts))
 	for i := range parts {
 		if prints != nil {
 			marks[i].Sources = prints[i]
 		}
-		out[i] = marks[i].String()
 	}
-	return out, nil
+	return marks, nil
+}
+
+// contentTypes returns, for a unit of m with content_hash:, the types its
+// table holds its columns as, by lower-case name, for hashing the stage's
+// rows as the table will hold them (verify): the table's, else its
+// declared columns', else none (an empty map: it is created from the
+// stage); a rebuild makes the table anew. It returns nil when the unit
+// records no content: m has no content_hash:, or the unit changes the
+// table's columns.
+func (e *execution) contentTypes(ctx context.Context, m *models.Model, st *adapters.Stage, sp *schemaPlan) map[string]string {
+	if !e.r.Project.RecordsContent(m) || !sp.change.Empty() && !e.rebuilding(m) {
+		return nil
+	}
+	// A rebuilt table is made anew, from the declared columns or the stages.
+	var cols []adapters.TableColumn
+	var err error
+	if !e.rebuilding(m) {
+		cols, err = e.columns.get(ctx, e.r.Adapter, st.Target)
+	}
+	if err == nil && cols == nil {
+		cols, err = adapters.DeclaredColumns(m, e.r.Adapter.Dialect())
+	}
+	if err != nil {
+		return nil // recorded without content: verify says so
+	}
+	out := map[string]string{}
+	for _, c := range cols {
+		out[strings.ToLower(c.Name)] = c.Type
+	}
+	return out
 }
 
 // records makes the ledger records of a unit's partitions, published now
 // with rows rows each. A whole-table or list partition's window ends at its
 // horizon (Step.Horizon).
-func (e *execution) records(m *models.Model, parts []models.Partition, fp string, rows []int64, attempt int, started time.Time, marks []string, horizon time.Time) []adapters.Record {
+func (e *execution) records(m *models.Model, parts []models.Partition, fp string, rows []int64, attempt int, started time.Time, marks []plan.Marks, horizon time.Time) []adapters.Record {
 	now := e.r.Now()
 	records := make([]adapters.Record, len(parts))
 	for i, p := range parts {
@@ -218,7 +251,7 @@ func (e *execution) records(m *models.Model, parts []models.Partition, fp string
 		}
 		records[i] = adapters.Record{Model: m.Name, Partition: p.Key, State: adapters.RecordDone, Fingerprint: fp,
 			Rows: rows[i], RunID: e.opts.RunID, Attempts: attempt, WindowStart: p.Start, WindowEnd: end,
-			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i]}
+			StartedAt: started, FinishedAt: now, PublishedAt: now, Watermark: marks[i].String()}
 		if e.incomplete(m, p) {
 			records[i].State = adapters.RecordPartial
 		}
@@ -231,7 +264,8 @@ var errStage = errors.New("the unit needs a stage")
 
 // direct reports whether a unit of m of n partitions is published without
 // a stage (adapters.DirectPublisher): nothing needs to read its rows before
-// they are published (audits, or models published together reading them),
+// they are published (audits, their content hash, or models published
+// together reading them),
 // its table keeps its columns, and it reads neither its own table nor
 // overlays. And it pays: a batch is written once instead of
 // twice; a unit of one partition saves two statements and a commit, but
@@ -239,7 +273,7 @@ var errStage = errors.New("the unit needs a stage")
 // so only when the run computes one unit at a time anyway (docs/benchmarks.md
 // has the figures).
 func (e *execution) direct(m *models.Model, sp *schemaPlan, scope *models.Scope, n int) bool {
-	return len(m.Config.Audits) == 0 && sp.change.Empty() && !e.rebuilding(m) &&
+	return len(m.Config.Audits) == 0 && !e.r.Project.RecordsContent(m) && sp.change.Empty() && !e.rebuilding(m) &&
 		!m.Config.Self && scope == e.r.Scope && (n > 1 || e.opts.Concurrency == 1)
 }
 
@@ -344,7 +378,7 @@ func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep
 		parts[i] = n.part
 	}
 	started := e.r.Now()
-	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]string, len(parts)), time.Time{})
+	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]plan.Marks, len(parts)), time.Time{})
 	for i := range records {
 		records[i].State = adapters.RecordRemoved
 	}

@@ -17,11 +17,16 @@ type verification struct {
 	types   []string
 	total   int64
 	rows    []int64 // per partition of the unit, in order
+	// content holds the partitions' content fingerprints, when asked for.
+	content map[string]plan.ContentPrint
 }
 
 // verify checks that every staged row lies inside the unit's window and
-// counts the rows of each partition, in one grouped scan of the stage.
-func verify(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts []models.Partition) (*verification, error) {
+// counts the rows of each partition, in one grouped scan of the stage; with
+// content (the types of the table's columns, by lower-case name, when it
+// has any), it also hashes each partition's rows as the table will hold
+// them (plan.ContentPrints), in another.
+func verify(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts []models.Partition, content map[string]string) (*verification, error) {
 	d := a.Dialect()
 	m := st.Model
 	tag := st.Tag
@@ -74,6 +79,18 @@ func verify(ctx context.Context, a adapters.Adapter, st *adapters.Stage, parts [
 				w.Column, colType, m.Config.Location)
 		}
 		return nil, e
+	}
+	if content != nil {
+		tag.Step = "hash"
+		casts := map[string]string{}
+		for i, c := range v.columns {
+			if t := content[strings.ToLower(c)]; t != "" && i < len(v.types) && !strings.EqualFold(t, v.types[i]) {
+				casts[strings.ToLower(c)] = t
+			}
+		}
+		if v.content, _, err = plan.ContentPrints(ctx, a, tag, m, st.Relation, v.columns, colType, parts, casts); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }

@@ -199,7 +199,7 @@ The project is the folder holding refill.yml (see --project).`,
 	pf.BoolVar(&a.noColor, "no-color", false, "do not color the output (also NO_COLOR=1)")
 	root.AddCommand(
 		a.validateCommand(), a.planCommand(), a.runCommand(), a.statusCommand(),
-		a.renderCommand(), a.diffCommand(), a.seedCommand(), a.graphCommand(), a.testCommand(), a.initCommand(), a.manCommand(), a.acceptCommand(), a.pruneCommand(),
+		a.renderCommand(), a.diffCommand(), a.verifyCommand(), a.seedCommand(), a.graphCommand(), a.testCommand(), a.initCommand(), a.manCommand(), a.acceptCommand(), a.pruneCommand(),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root

@@ -344,6 +344,7 @@ FROM {{ ref("daily") }} AS x WHERE x.d >= {{ start }} AND x.d < {{ end }}`, k, r
 type oracle struct {
 	t       *testing.T
 	tracked bool // the case tracks the source (see lateRows)
+	content bool // the case's models record their content (content_hash:)
 	seed    uint64
 	rng     *rand.Rand
 	dir     string
@@ -524,6 +525,10 @@ func newOracleOn(t *testing.T, bin string, seed uint64, open func(o *oracle) war
 	yml := o.wh.targets()
 	if o.tracked {
 		yml += fmt.Sprintf("sources:\n  %s.events: {time_column: ts}\n", o.wh.source())
+	}
+	// Half record their partitions' content, for refill verify.
+	if o.content = o.rng.IntN(2) == 0; o.content {
+		yml += "content_hash: true\n"
 	}
 	o.write("refill.yml", yml)
 	for _, m := range o.models {
@@ -1221,6 +1226,21 @@ func (o *oracle) finish() {
 	for _, diff := range o.compare() {
 		o.errorf("%s", diff)
 	}
+	o.checkContent()
+}
+
+// checkContent: in a case whose models record their content, refill
+// verify finds every built partition as refill published it, whatever
+// runs, batches, rebuilds and schema changes built it.
+func (o *oracle) checkContent() {
+	if !o.content {
+		return
+	}
+	r := o.refill("verify", oracleNow)
+	o.logf("refill verify -> exit %d", r.code)
+	if r.code != 0 || strings.Contains(r.stdout, "changed outside refill") {
+		o.errorf("refill verify after the final run exits %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // finishRange ends a horizon case: a plain run over the whole range must
@@ -1275,6 +1295,7 @@ func (o *oracle) finishRange() {
 	for _, diff := range o.recompute(p, now) {
 		o.errorf("%s", diff)
 	}
+	o.checkContent()
 }
 
 // unblockPastRange handles the one way the final run over the range may

@@ -419,3 +419,103 @@ func firstDiff(got, want []string) string {
 	}
 	return ""
 }
+
+// TestVerifyFindsRowsChangedOutsideRefill: with content_hash:, refill
+// verify finds a row of a built table updated in place (its count
+// unchanged, so drift does not) and a row deleted, names the partitions
+// and how to rebuild them, and is clean once they are rebuilt. weekly
+// declares a column type its query does not return: the hash recorded
+// from the stage is of the values as the table holds them.
+func TestVerifyFindsRowsChangedOutsideRefill(t *testing.T) {
+	t.Parallel()
+	trips := ridesTrips()
+	dir := ridesProject(t, "", trips, false)
+	verifyContent(t, dir, ridesWarehouse{target: "dev",
+		exec:  func(t *testing.T, stmt string) { execSQL(t, dir, stmt) },
+		rows:  func(t *testing.T, q string) [][]any { return queryRows(t, dir, q) },
+		table: func(schema, name string) string { return schema + "." + name }})
+}
+
+// TestVerifyFindsRowsChangedOutsideRefillClickHouse is the same on
+// ClickHouse.
+func TestVerifyFindsRowsChangedOutsideRefillClickHouse(t *testing.T) {
+	adaptertest.ClickHouseServer.Env(t)
+	ch := adaptertest.ClickHouseServer.Open(t, clickhouse.Engine(), adaptertest.Schemas{}).(*clickhouse.Adapter)
+	p := fmt.Sprintf("t%d_", time.Now().UnixNano()%1e9)
+	dropClickHouseDatabases(t, p+"raw", p+"rides")
+	dir := ridesProject(t, p, ridesTrips(), false)
+	verifyContent(t, dir, ridesWarehouse{target: "clickhouse", prefix: p,
+		exec: func(t *testing.T, stmt string) {
+			t.Helper()
+			if _, err := ch.DB().Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+			for range 200 {
+				res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if adapters.Int(res.Rows[0][0]) == 0 {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Fatalf("%s: the mutation did not finish", stmt)
+		},
+		table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }})
+}
+
+func verifyContent(t *testing.T, dir string, wh ridesWarehouse) {
+	yml, err := osReadFile(dir, "refill.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "refill.yml", yml+"content_hash: true\n")
+	weekly, err := osReadFile(dir, "models/"+wh.prefix+"rides/weekly.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	weekly = strings.Replace(weekly, "start: 2024-01-01\n", "start: 2024-01-01\ncolumns: {week_start: date, trips: double, fares: bigint}\n", 1)
+	write(t, dir, "models/"+wh.prefix+"rides/weekly.sql", strings.Replace(weekly, "CAST(coalesce(sum(trips), 0) AS BIGINT)", "CAST(coalesce(sum(trips), 0) AS INTEGER)", 1))
+	target := "--target=" + wh.target
+	mustRefill(t, dir, "seed", target)
+	mustRefill(t, dir, "run", target, ridesNow, "--yes", "--quiet")
+	s := wh.prefix + "rides"
+	r := mustRefill(t, dir, "verify", target, ridesNow)
+	for _, want := range []string{s + ".daily: 274 partitions verified, unchanged", s + ".weekly: 39 partitions verified, unchanged",
+		s + ".to_date: 274 partitions verified, unchanged", s + ".per_driver: 1 partition verified, unchanged"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verify after the backfill does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	// A fare edited in place in daily, and a week deleted from weekly.
+	update := fmt.Sprintf("UPDATE %s SET fares = fares + 1 WHERE d = DATE '2024-05-05'", wh.table(s, "daily"))
+	del := fmt.Sprintf("DELETE FROM %s WHERE week_start = DATE '2024-02-05'", wh.table(s, "weekly"))
+	if wh.target == "clickhouse" {
+		update = fmt.Sprintf("ALTER TABLE %s UPDATE fares = fares + 1 WHERE d = toDate('2024-05-05')", wh.table(s, "daily"))
+		del = fmt.Sprintf("ALTER TABLE %s DELETE WHERE week_start = toDate('2024-02-05')", wh.table(s, "weekly"))
+	}
+	wh.exec(t, update)
+	wh.exec(t, del)
+	r = refill(t, dir, "verify", target, ridesNow)
+	if r.code != exitFailed {
+		t.Errorf("verify of changed tables exits %d, not %d\n%s%s", r.code, exitFailed, r.stdout, r.stderr)
+	}
+	for _, want := range []string{s + ".daily: 274 partitions verified, 1 changed outside refill", "  2024-05-05  rows changed in place (",
+		"rebuild them: refill run " + s + ".daily --partitions 2024-05-05 --mode all",
+		s + ".weekly: 39 partitions verified, 1 changed outside refill", "  2024-W06  1 row when published, 0 now"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("verify does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	var out verifyOutput
+	if err := jsonUnmarshal(refill(t, dir, "verify", s+".daily", target, ridesNow, "-o", "json").stdout, &out); err != nil ||
+		len(out.Models) != 1 || len(out.Models[0].Changed) != 1 || out.Models[0].Changed[0].Partition != "2024-05-05" {
+		t.Errorf("verify -o json: %+v, %v", out, err)
+	}
+	mustRefill(t, dir, "run", s+".daily", target, "--partitions", "2024-05-05", "--mode", "all", "--yes", "--quiet", ridesNow)
+	mustRefill(t, dir, "run", s+".weekly", target, "--partitions", "2024-W06", "--mode", "all", "--yes", "--quiet", ridesNow)
+	if r := refill(t, dir, "verify", target, ridesNow); r.code != 0 {
+		t.Errorf("verify after the rebuilds exits %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

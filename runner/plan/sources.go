@@ -33,11 +33,15 @@ import (
 
 // Marks is what a ledger record keeps in its watermark column: the
 // fingerprints of the tracked sources the partition read when it was
-// built, and the value of the model's watermark query. Without sources it
-// is stored as the query's value alone, as before sources were tracked.
+// built, the value of the model's watermark query, and the fingerprint of
+// its own rows. Without sources or content it is stored as the query's
+// value alone, as before sources were tracked.
 type Marks struct {
 	Sources map[string]string `json:"sources"`
 	Query   string            `json:"query,omitempty"`
+	// Content is the partition's content fingerprint when it was published
+	// (ContentPrint), for a model with content_hash:.
+	Content string `json:"content,omitempty"`
 }
 
 // ParseMarks reads a record's watermark column.
@@ -53,7 +57,7 @@ func ParseMarks(s string) Marks {
 
 // String renders m for the watermark column.
 func (m Marks) String() string {
-	if len(m.Sources) == 0 {
+	if len(m.Sources) == 0 && m.Content == "" {
 		return m.Query
 	}
 	b, err := json.Marshal(m)
@@ -263,12 +267,8 @@ func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, sr
 		if src.LoadedAt != "" {
 			b.print.Loaded, b.print.loaded = LoadedOf(row[3]), true
 			s.Latest = max(s.Latest, b.print.Loaded)
-		} else if fp := fmt.Sprint(adapters.Normalize(row[3])); row[3] != nil {
-			h, ok := new(big.Int).SetString(fp, 10)
-			if !ok {
-				return nil, fmt.Errorf("fingerprinting source %s: the hash of its rows is %q, not a number", src.Name, fp)
-			}
-			b.print.Hash = h.Mod(h, mod64).Uint64()
+		} else if b.print.Hash, err = hashOf(row[3]); err != nil {
+			return nil, fmt.Errorf("fingerprinting source %s: %w", src.Name, err)
 		}
 		s.buckets = append(s.buckets, b)
 	}
