@@ -104,7 +104,9 @@ func ContentPrints(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m 
 	if m.Kind() == models.TimePartitioned && !adapters.IsDateType(colType) {
 		bucket = d.DateTrunc(models.Hour, col)
 	}
-	res, err := a.Query(ctx, fmt.Sprintf("SELECT min(%s) AS lo, max(%s) AS hi, count(*) AS n, %s AS h FROM %s GROUP BY %s",
+	// (Aliases no column is named: ClickHouse resolves a name to an alias
+	// of the SELECT before a column, even inside the aggregates.)
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT min(%s) AS refill_lo, max(%s) AS refill_hi, count(*) AS refill_n, %s AS refill_hash FROM %s GROUP BY %s",
 		col, col, hash, rel.Quote(d), bucket), tag)
 	if err != nil {
 		return nil, nil, err

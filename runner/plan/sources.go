@@ -250,7 +250,7 @@ func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, sr
 			where = append(where, fmt.Sprintf("%s >= %s", d.QuoteIdent(src.LoadedAt), since.literal(d)))
 		}
 	}
-	q := fmt.Sprintf("SELECT min(%s) AS lo, max(%s) AS hi, count(*) AS n, %s AS fp FROM %s%s GROUP BY %s",
+	q := fmt.Sprintf("SELECT min(%s) AS refill_lo, max(%s) AS refill_hi, count(*) AS refill_n, %s AS refill_print FROM %s%s GROUP BY %s",
 		col, col, what, rel.Quote(d), whereClause(strings.Join(where, " AND ")), group)
 	res, err := a.Query(ctx, q, tag)
 	if err != nil {
