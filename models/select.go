@@ -43,7 +43,7 @@ func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) 
 	direct := map[*Model]bool{}
 	upstream := map[*Model]bool{}
 	named := map[*Model]bool{}
-	terms := splitTerms(selectors)
+	terms := SelectorTerms(selectors)
 	if len(terms) == 0 {
 		for _, m := range p.Models {
 			direct[m] = true
@@ -58,7 +58,7 @@ func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) 
 		}
 	}
 	drop := map[*Model]bool{}
-	for _, term := range splitTerms(excludes) {
+	for _, term := range SelectorTerms(excludes) {
 		if err := p.matchTerm(term, drop, drop); err != nil {
 			return nil, err
 		}
@@ -81,7 +81,9 @@ func (p *Project) SelectDetail(selectors, excludes []string) (*Selected, error) 
 	return s, nil
 }
 
-func splitTerms(selectors []string) []string {
+// SelectorTerms splits selectors into their terms, as Select reads them:
+// separated by commas, spaces and tabs.
+func SelectorTerms(selectors []string) []string {
 	var out []string
 	for _, s := range selectors {
 		out = append(out, strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })...)

@@ -23,25 +23,16 @@ import (
 // what reads them, +changed what they read.
 const changedTerm = "changed"
 
-// terms splits selectors into their terms, as models.Project.Select does.
-func terms(selectors []string) []string {
-	var out []string
-	for _, s := range selectors {
-		out = append(out, strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })...)
-	}
-	return out
-}
-
 // usesChanged reports whether selectors name the changed models.
 func usesChanged(selectors []string) bool {
-	return slices.ContainsFunc(terms(selectors), func(t string) bool { return strings.Trim(t, "+") == changedTerm })
+	return slices.ContainsFunc(models.SelectorTerms(selectors), func(t string) bool { return strings.Trim(t, "+") == changedTerm })
 }
 
 // expandChanged replaces the changed term, keeping its + operators, by the
 // names of the changed models.
 func expandChanged(selectors []string, changed []string) []string {
 	var out []string
-	for _, t := range terms(selectors) {
+	for _, t := range models.SelectorTerms(selectors) {
 		if strings.Trim(t, "+") != changedTerm {
 			out = append(out, t)
 			continue
@@ -54,26 +45,34 @@ func expandChanged(selectors []string, changed []string) []string {
 	return out
 }
 
+// changes is what resolveChanged found: the changed models, by name, and
+// how to name what they changed since.
+type changes struct {
+	names []string
+	since string
+}
+
 // resolveChanged expands the changed term of sel's selectors against
-// state (--state: a target, default the command's own, or git:REF).
+// state (--state: a target, default the command's own, or git:REF), and
+// returns the changes (nil when the selectors do not use the term).
 // nothing reports that the selectors named only the changed models and
 // none changed: the command has nothing to do, and says so.
-func (a *app) resolveChanged(sel *plan.Selection, state string) (nothing bool, err error) {
+func (a *app) resolveChanged(sel *plan.Selection, state string) (ch *changes, nothing bool, err error) {
 	if !usesChanged(sel.Select) {
 		if state != "" {
-			return false, usagef("--state %s: it says what the changed selector compares with, and the selection does not use it", state)
+			return nil, false, usagef("--state %s: it says what the changed selector compares with, and the selection does not use it", state)
 		}
-		return false, nil
+		return nil, false, nil
 	}
-	changed, since, err := a.changedSince(state)
+	names, since, err := a.changedSince(state)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if !a.quiet {
-		fmt.Fprintf(a.stderr, "changed since %s: %s\n", since, changedList(changed))
+		fmt.Fprintf(a.stderr, "changed since %s: %s\n", since, changedList(names))
 	}
-	sel.Select = expandChanged(sel.Select, changed)
-	return len(sel.Select) == 0, nil
+	sel.Select = expandChanged(sel.Select, names)
+	return &changes{names: names, since: since}, len(sel.Select) == 0, nil
 }
 
 // nothingChanged is the message of a command whose changed models are none.

@@ -66,7 +66,7 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 				args = append(args, changedTerm+"+")
 			}
 			sel := plan.Selection{Select: args, Exclude: exclude}
-			nothing, err := a.resolveChanged(&sel, state)
+			ch, nothing, err := a.resolveChanged(&sel, state)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ the check unless --allow-unsampled. It exits 1 when any check fails.`,
 			a.printChecks(a.stdout, checks, time.Since(started))
 			if changed && state != "" && !strings.HasPrefix(state, "git:") {
 				// Compared with a target: what the changes do to its data.
-				if err := a.diffChanged(state, clock); err != nil {
+				if err := a.diffChanged(state, ch, clock); err != nil {
 					return err
 				}
 			}
@@ -155,13 +155,13 @@ func (a *app) printChecks(w io.Writer, checks []check.Result, elapsed time.Durat
 }
 
 // diffChanged prints, after refill test --changed --state TARGET, the data
-// diff on target of the models that changed (refill diff changed --sample
-// 3 --target TARGET): what merging the change would do there.
-func (a *app) diffChanged(target string, now time.Time) error {
-	changed, since, err := a.changedSince(target)
-	if err != nil || len(changed) == 0 {
-		return err
+// diff on target of the models that changed (ch; refill diff changed
+// --sample 3 --target TARGET): what merging the change would do there.
+func (a *app) diffChanged(target string, ch *changes, now time.Time) error {
+	if ch == nil || len(ch.names) == 0 {
+		return nil
 	}
+	changed, since := ch.names, ch.since
 	saved := a.target
 	a.target = target
 	defer func() { a.target = saved }()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/refill/refill/adapters"
@@ -45,7 +46,7 @@ func (a *app) deferTo(s *session, other string, sel plan.Selection) error {
 	var deferred []*models.Model
 	for _, m := range selected {
 		for _, up := range m.Upstream {
-			if !isSelected[up] && !containsModel(deferred, up) {
+			if !isSelected[up] && !slices.Contains(deferred, up) {
 				deferred = append(deferred, up)
 			}
 		}
@@ -79,13 +80,4 @@ func (a *app) deferTo(s *session, other string, sel plan.Selection) error {
 		fmt.Fprintf(a.stderr, "deferred to target %s (read from its tables, as its ledger records them):\n%s\n", other, strings.Join(lines, "\n"))
 	}
 	return nil
-}
-
-func containsModel(ms []*models.Model, m *models.Model) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }

@@ -62,7 +62,7 @@ func (a *app) selectionOf(f *selectionFlags, args []string) (sel plan.Selection,
 	if sel, err = f.selection(args); err != nil {
 		return sel, false, err
 	}
-	nothing, err = a.resolveChanged(&sel, f.state)
+	_, nothing, err = a.resolveChanged(&sel, f.state)
 	return sel, nothing, err
 }
 
