@@ -206,6 +206,39 @@ func TestLateDataFoundAnywhereInHistory(t *testing.T) {
 	}
 }
 
+// clickhouseRides is the rides project's warehouse on ClickHouse, its
+// databases prefixed with p.
+func clickhouseRides(ch *clickhouse.Adapter, p string) ridesWarehouse {
+	return ridesWarehouse{target: "clickhouse", prefix: p,
+		exec: func(t *testing.T, stmt string) {
+			t.Helper()
+			if _, err := ch.DB().Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+			// Mutations run in the background: wait for them.
+			for range 200 {
+				res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if adapters.Int(res.Rows[0][0]) == 0 {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Fatalf("%s: the mutation did not finish", stmt)
+		},
+		rows: func(t *testing.T, q string) [][]any {
+			t.Helper()
+			res, err := ch.Query(context.Background(), q, adapters.Tag{})
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			return res.Rows
+		},
+		table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }}
+}
+
 // TestLateDataFoundAnywhereInHistoryClickHouse is the same on ClickHouse.
 func TestLateDataFoundAnywhereInHistoryClickHouse(t *testing.T) {
 	adaptertest.ClickHouseServer.Env(t)
@@ -217,34 +250,7 @@ func TestLateDataFoundAnywhereInHistoryClickHouse(t *testing.T) {
 			dropClickHouseDatabases(t, p+"raw", p+"rides")
 			trips := ridesTrips()
 			dir := ridesProject(t, p, trips, loaded)
-			lateData(t, dir, trips, loaded, ridesWarehouse{target: "clickhouse", prefix: p,
-				exec: func(t *testing.T, stmt string) {
-					t.Helper()
-					if _, err := ch.DB().Exec(stmt); err != nil {
-						t.Fatalf("%s: %v", stmt, err)
-					}
-					// Mutations run in the background: wait for them.
-					for range 200 {
-						res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
-						if err != nil {
-							t.Fatal(err)
-						}
-						if adapters.Int(res.Rows[0][0]) == 0 {
-							return
-						}
-						time.Sleep(50 * time.Millisecond)
-					}
-					t.Fatalf("%s: the mutation did not finish", stmt)
-				},
-				rows: func(t *testing.T, q string) [][]any {
-					t.Helper()
-					res, err := ch.Query(context.Background(), q, adapters.Tag{})
-					if err != nil {
-						t.Fatalf("%s: %v", q, err)
-					}
-					return res.Rows
-				},
-				table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }})
+			lateData(t, dir, trips, loaded, clickhouseRides(ch, p))
 		})
 	}
 }
@@ -444,25 +450,7 @@ func TestVerifyFindsRowsChangedOutsideRefillClickHouse(t *testing.T) {
 	p := fmt.Sprintf("t%d_", time.Now().UnixNano()%1e9)
 	dropClickHouseDatabases(t, p+"raw", p+"rides")
 	dir := ridesProject(t, p, ridesTrips(), false)
-	verifyContent(t, dir, ridesWarehouse{target: "clickhouse", prefix: p,
-		exec: func(t *testing.T, stmt string) {
-			t.Helper()
-			if _, err := ch.DB().Exec(stmt); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
-			}
-			for range 200 {
-				res, err := ch.Query(context.Background(), "SELECT count(*) FROM system.mutations WHERE NOT is_done AND database LIKE '"+p+"%'", adapters.Tag{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if adapters.Int(res.Rows[0][0]) == 0 {
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			t.Fatalf("%s: the mutation did not finish", stmt)
-		},
-		table: func(schema, name string) string { return "`" + schema + "`.`" + name + "`" }})
+	verifyContent(t, dir, clickhouseRides(ch, p))
 }
 
 func verifyContent(t *testing.T, dir string, wh ridesWarehouse) {
