@@ -22,6 +22,7 @@
 //	querier    ShapeDescriber       yes     yes         -
 //	querier    Differ               yes     yes         yes
 //	querier    CrossReader          yes     yes         -
+//	querier    PartStater           -       yes         -
 //	stager     StageSummarizer      -       yes         -
 //	stager     StageCleaner         yes     yes         yes
 //	stager     Overlayer            yes     yes         yes
@@ -484,6 +485,29 @@ type Overlayer interface {
 	Overlay(ctx context.Context, target models.Relation, stages []*Stage, replace bool) (models.Relation, error)
 	// DropOverlay drops a view Overlay created; dropping one gone succeeds.
 	DropOverlay(ctx context.Context, view models.Relation) error
+}
+
+// PartStater is implemented by adapters whose tables keep, per physical
+// partition, a state that changes whenever the partition's rows do and
+// stays the same otherwise (ClickHouse's parts: an insert or a mutation
+// makes new block numbers or data versions, a merge keeps them). A
+// scheduled run proves the partitions of a tracked source unchanged from
+// it since the last check, and reads only the others.
+type PartStater interface {
+	// PartStates returns table's physical partitions, each with its state
+	// and the least and greatest value of column its rows hold; nil when
+	// the table's partitions say nothing of column (the table is not
+	// partitioned by it alone among its time columns, or keeps no parts).
+	PartStates(ctx context.Context, table models.Relation, column string) ([]PartState, error)
+}
+
+// PartState is one physical partition of a table (PartStater).
+type PartState struct {
+	ID    string
+	State string
+	// Min and Max are the least and greatest value of the column its rows
+	// hold; for a DATE column, midnights UTC of the least and greatest day.
+	Min, Max time.Time
 }
 
 // RowCounter is implemented by adapters that can count tables' rows

@@ -552,6 +552,9 @@ func newOracleOn(t *testing.T, bin string, seed uint64, open func(o *oracle) war
 	// (A horizon case's source ends at its end, as if the data did.)
 	o.started = time.Now()
 	o.must("seed")
+	if o.tracked && o.rng.IntN(2) == 0 && o.wh.partitionSource() {
+		o.logf("the source partitioned by day")
+	}
 	if !o.through.IsZero() {
 		o.wh.deleteEvents("ts >= " + o.wh.timestamp(o.through))
 	}

@@ -48,6 +48,11 @@ type warehouse interface {
 	deleteEvents(cond string)
 	// updateEvents adds 1 to v in the source's rows matching cond, in place.
 	updateEvents(cond string)
+	// partitionSource makes the source a table partitioned by day, where
+	// the warehouse keeps states of physical partitions (one ClickHouse
+	// server), so that a check reads only the days that changed; it
+	// reports whether it did.
+	partitionSource() bool
 	// insertEvent adds a source row.
 	insertEvent(ts time.Time, region string, v int)
 	// spoil deletes some of table's rows, or drops it, and returns the
@@ -135,6 +140,8 @@ func (w *duckWarehouse) deleteEvents(cond string) { w.exec("DELETE FROM raw.even
 func (w *duckWarehouse) updateEvents(cond string) {
 	w.exec("UPDATE raw.events SET v = v + 1 WHERE " + cond)
 }
+
+func (w *duckWarehouse) partitionSource() bool { return false }
 
 func (w *duckWarehouse) insertEvent(ts time.Time, region string, v int) {
 	w.exec(fmt.Sprintf("INSERT INTO raw.events VALUES (%s, '%s', %d)", w.timestamp(ts), region, v))
@@ -340,6 +347,16 @@ func (w *clickhouseWarehouse) deleteEvents(cond string) {
 
 func (w *clickhouseWarehouse) updateEvents(cond string) {
 	w.exec(fmt.Sprintf("ALTER TABLE %s.events UPDATE v = v + 1 WHERE %s", w.source(), cond))
+}
+
+func (w *clickhouseWarehouse) partitionSource() bool {
+	if w.layout != "" {
+		return false // the source is replicated to every node
+	}
+	src := w.source() + ".events"
+	w.exec("CREATE TABLE "+src+"_days ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY ts AS SELECT * FROM "+src,
+		"DROP TABLE "+src, "RENAME TABLE "+src+"_days TO "+src)
+	return true
 }
 
 func (w *clickhouseWarehouse) insertEvent(ts time.Time, region string, v int) {

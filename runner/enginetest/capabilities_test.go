@@ -26,6 +26,7 @@ func TestCapabilities(t *testing.T) {
 		"ShapeDescriber":   func(a adapters.Adapter) bool { _, ok := a.(adapters.ShapeDescriber); return ok },
 		"Differ":           func(a adapters.Adapter) bool { _, ok := a.(adapters.Differ); return ok },
 		"CrossReader":      func(a adapters.Adapter) bool { _, ok := a.(adapters.CrossReader); return ok },
+		"PartStater":       func(a adapters.Adapter) bool { _, ok := a.(adapters.PartStater); return ok },
 		"StageSummarizer":  func(a adapters.Adapter) bool { _, ok := a.(adapters.StageSummarizer); return ok },
 		"StageCleaner":     func(a adapters.Adapter) bool { _, ok := a.(adapters.StageCleaner); return ok },
 		"Overlayer":        func(a adapters.Adapter) bool { _, ok := a.(adapters.Overlayer); return ok },

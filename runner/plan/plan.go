@@ -98,8 +98,10 @@ type Facts struct {
 	// how the rows of a tracked source in a done partition's window
 	// changed since it was built (see sourceChanges): it reruns.
 	SourceChanged map[string]map[string]string
-	// SourceChecked is what the plan's Selection.Checked records.
+	// SourceChecked and SourceParts are what the plan's Selection.Checked
+	// and .Parts record.
 	SourceChecked map[string]map[string]Loaded
+	SourceParts   map[string]map[string]map[string]string
 }
 
 // TableFacts is what the warehouse holds of one model's table.
@@ -155,7 +157,7 @@ func newPlan(p *models.Project, scope *models.Scope, facts Facts, sel Selection,
 	for _, m := range chosen.Models {
 		pl.selected[m] = true
 	}
-	sel.Checked = facts.SourceChecked
+	sel.Checked, sel.Parts = facts.SourceChecked, facts.SourceParts
 	plan := &Plan{Selection: sel, Models: chosen.Models, ledger: pl.a.ledger, Rebuild: map[*models.Model]bool{}}
 	pl.rebuild = plan.Rebuild
 	if err := pl.rebuilds(); err != nil {

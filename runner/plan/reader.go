@@ -107,7 +107,7 @@ func (r *Reader) facts(ctx context.Context, sel Selection, summarize bool) (*Fac
 		if err != nil {
 			return nil, err
 		}
-		facts.SourceChanged, facts.SourceChecked = sf.changed, sf.checked
+		facts.SourceChanged, facts.SourceChecked, facts.SourceParts = sf.changed, sf.checked, sf.parts
 		if len(facts.SourceChanged) > 0 {
 			// Partitions the summaries prove done may have to rerun.
 			summarize = false

@@ -65,6 +65,12 @@ type Selection struct {
 	// with the run, it lets the next scheduled run, once this one
 	// succeeded, read only the rows loaded after it. Plans ignore it.
 	Checked map[string]map[string]Loaded `json:"checked,omitempty"`
+	// Parts is set by the plan of a scheduled run: by model and tracked
+	// source, the states of the source's physical partitions its check
+	// read (adapters.PartStater), by partition id, as "state|min|max".
+	// Once this run succeeded, the next check reads only the partitions
+	// whose state moved.
+	Parts map[string]map[string]map[string]string `json:"parts,omitempty"`
 }
 
 // Shape is the part of a run's options (runner.RunOptions) that decides what a run's publications

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"strconv"
 	"strings"
@@ -205,6 +206,15 @@ type SourceScan struct {
 // Loaded value, for a source with loaded_at), it reads only the rows
 // loaded after it.
 func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, src *models.Source, from, to time.Time, since Loaded, tag adapters.Tag) (*SourceScan, error) {
+	return scanSource(ctx, a, scope, src, from, to, since, nil, tag)
+}
+
+// stretch is a stretch of time, [from, to).
+type stretch struct{ from, to time.Time }
+
+// scanSource is ScanSource; with within, it reads only the rows in those
+// spans (each moved out to its buckets' edges).
+func scanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, src *models.Source, from, to time.Time, since Loaded, within []stretch, tag adapters.Tag) (*SourceScan, error) {
 	d := a.Dialect()
 	rel, err := scope.SourceRelation(src.Name)
 	if err != nil {
@@ -240,6 +250,13 @@ func ScanSource(ctx context.Context, a adapters.Adapter, scope *models.Scope, sr
 	}
 	if !to.IsZero() {
 		where = append(where, fmt.Sprintf("%s < %s", col, lit(edge(to, date, 1))))
+	}
+	if len(within) > 0 {
+		var or []string
+		for _, sp := range within {
+			or = append(or, fmt.Sprintf("%s >= %s AND %s < %s", col, lit(edge(sp.from, date, -1)), col, lit(edge(sp.to, date, 1))))
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
 	}
 	what := d.CastString(d.HashRows(names))
 	if src.LoadedAt != "" {
@@ -362,6 +379,9 @@ type sourceFacts struct {
 	// checked is, by model and source with loaded_at, the latest
 	// loaded_at the check read (Selection.Checked).
 	checked map[string]map[string]Loaded
+	// parts is, by model and source, the states of the source's physical
+	// partitions the check read (Selection.Parts).
+	parts map[string]map[string]map[string]string
 }
 
 // sourceChanges fingerprints, for a scheduled run of sel, the tracked
@@ -414,11 +434,12 @@ func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (*sourceFacts
 			byModel[rec.Model] = append(byModel[rec.Model], rec)
 		}
 	}
-	checked, err := r.lastChecked(ctx, tracked)
+	checked, priorParts, err := r.lastChecked(ctx, tracked)
 	if err != nil {
 		return nil, err
 	}
-	out := &sourceFacts{changed: map[string]map[string]string{}, checked: map[string]map[string]Loaded{}}
+	out := &sourceFacts{changed: map[string]map[string]string{}, checked: map[string]map[string]Loaded{},
+		parts: map[string]map[string]map[string]string{}}
 	note := func(m *models.Model, key, why string) {
 		if out.changed[m.Name] == nil {
 			out.changed[m.Name] = map[string]string{}
@@ -450,9 +471,31 @@ func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (*sourceFacts
 				}
 			}
 		}
-		scan, err := ScanSource(ctx, r.Adapter, r.Scope, src, from, time.Time{}, since, adapters.Tag{Model: ms[0].Name})
-		if err != nil {
-			return nil, err
+		// Without loaded_at, the source's physical partitions whose state
+		// has not moved since the last check prove their rows unchanged.
+		var proof *partProof
+		if src.LoadedAt == "" {
+			if proof, err = r.partProof(ctx, src, ms, priorParts); err != nil {
+				return nil, err
+			}
+			if proof != nil {
+				for _, m := range ms {
+					if out.parts[m.Name] == nil {
+						out.parts[m.Name] = map[string]map[string]string{}
+					}
+					out.parts[m.Name][src.Name] = proof.now
+				}
+			}
+		}
+		var within []stretch
+		if proof != nil && proof.prior {
+			within = proof.rescan(ms, from)
+		}
+		scan := &SourceScan{Source: src}
+		if proof == nil || !proof.prior || len(within) > 0 {
+			if scan, err = scanSource(ctx, r.Adapter, r.Scope, src, from, time.Time{}, since, within, adapters.Tag{Model: ms[0].Name}); err != nil {
+				return nil, err
+			}
 		}
 		if src.LoadedAt != "" {
 			latest := max(scan.Latest, since)
@@ -475,6 +518,9 @@ func (r *Reader) sourceChanges(ctx context.Context, sel Selection) (*sourceFacts
 					continue // older than the source's tracked history
 				}
 				then := ParseMarks(rec.Watermark).Sources[src.Name]
+				if then != "" && proof != nil && proof.prior && !proof.touches(rec.WindowStart, rec.WindowEnd) {
+					continue // in no physical partition that changed: proven
+				}
 				cur, ok := prints[rec.Partition]
 				if src.LoadedAt != "" && then != "" && since != "" {
 					// Only rows loaded since the last check were read: the
@@ -512,15 +558,16 @@ func loadedAfter(now, then string) bool {
 	return !aok || !bok || !a.loaded || b.Loaded > a.Loaded
 }
 
-// lastChecked returns, by model and source, the latest loaded_at the last
-// succeeded run that checked the model's sources read (Selection.Checked):
-// the rows loaded up to it are in what that run found. Runs that did not
-// succeed may not have rebuilt what their check found.
-func (r *Reader) lastChecked(ctx context.Context, names []string) (map[string]map[string]Loaded, error) {
-	out := map[string]map[string]Loaded{}
+// lastChecked returns, by model and source, what the last succeeded run
+// that checked the model's sources read (Selection.Checked and .Parts):
+// the latest loaded_at, and the states of the physical partitions. The
+// rows up to them are in what that run found and rebuilt. Runs that did
+// not succeed may not have rebuilt what their check found.
+func (r *Reader) lastChecked(ctx context.Context, names []string) (map[string]map[string]Loaded, map[string]map[string]map[string]string, error) {
+	checked, parts := map[string]map[string]Loaded{}, map[string]map[string]map[string]string{}
 	runs, err := r.Adapter.Runs(ctx, checkedRuns)
 	if err != nil {
-		return nil, fmt.Errorf("reading the runs: %w", err)
+		return nil, nil, fmt.Errorf("reading the runs: %w", err)
 	}
 	for _, run := range runs {
 		if run.Status != adapters.RunSucceeded {
@@ -531,13 +578,106 @@ func (r *Reader) lastChecked(ctx context.Context, names []string) (map[string]ma
 			continue
 		}
 		for _, name := range names {
-			if out[name] != nil || sel.Checked[name] == nil {
-				continue
+			if checked[name] == nil && sel.Checked[name] != nil {
+				checked[name] = sel.Checked[name]
 			}
-			out[name] = sel.Checked[name]
+			if parts[name] == nil && sel.Parts[name] != nil {
+				parts[name] = sel.Parts[name]
+			}
 		}
 	}
-	return out, nil
+	return checked, parts, nil
+}
+
+// partProof is what a source's physical partitions prove (PartStater).
+type partProof struct {
+	now map[string]string // the states read now, by partition id
+	// prior: every model reading the source was last checked with the
+	// same states, so changed holds what moved since; otherwise nothing
+	// is proven and the source is read whole.
+	prior   bool
+	changed []stretch // the ranges of the partitions whose state moved, appeared or went
+}
+
+// partProof reads the states of src's physical partitions, when the
+// adapter keeps them, and compares them with those the last succeeded
+// check of ms read (prior, by model).
+func (r *Reader) partProof(ctx context.Context, src *models.Source, ms []*models.Model, prior map[string]map[string]map[string]string) (*partProof, error) {
+	ps, ok := r.Adapter.(adapters.PartStater)
+	if !ok {
+		return nil, nil
+	}
+	rel, err := r.Scope.SourceRelation(src.Name)
+	if err != nil {
+		return nil, err
+	}
+	states, err := ps.PartStates(ctx, rel, src.TimeColumn)
+	if err != nil || states == nil {
+		return nil, err
+	}
+	p := &partProof{now: map[string]string{}}
+	for _, st := range states {
+		p.now[st.ID] = fmt.Sprintf("%s|%s|%s", st.State, st.Min.UTC().Format(time.RFC3339), st.Max.UTC().Format(time.RFC3339))
+	}
+	before := prior[ms[0].Name][src.Name]
+	for _, m := range ms {
+		if b := prior[m.Name][src.Name]; b == nil || !maps.Equal(b, before) {
+			return p, nil
+		}
+	}
+	p.prior = true
+	moved := func(state string) {
+		_, rest, _ := strings.Cut(state, "|")
+		lo, hi, _ := strings.Cut(rest, "|")
+		from, err1 := time.Parse(time.RFC3339, lo)
+		to, err2 := time.Parse(time.RFC3339, hi)
+		if err1 != nil || err2 != nil {
+			p.prior = false // unreadable: prove nothing
+			return
+		}
+		// Max is the greatest value held: the span ends after it, a day
+		// after for dates (in any zone, the next day's bucket edge).
+		p.changed = append(p.changed, stretch{from: from.Add(-24 * time.Hour), to: to.Add(24 * time.Hour)})
+	}
+	for id, st := range p.now {
+		if before[id] != st {
+			moved(st)
+		}
+	}
+	for id, st := range before {
+		if _, ok := p.now[id]; !ok {
+			moved(st)
+		}
+	}
+	return p, nil
+}
+
+// touches reports whether the window [start, end) meets a changed span.
+func (p *partProof) touches(start, end time.Time) bool {
+	for _, sp := range p.changed {
+		if start.Before(sp.to) && sp.from.Before(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// rescan returns the spans a check reads: the windows of the partitions
+// of ms (from from on) that meet a changed span, whole.
+func (p *partProof) rescan(ms []*models.Model, from time.Time) []stretch {
+	var out []stretch
+	for _, sp := range p.changed {
+		lo, hi := sp.from, sp.to
+		for _, m := range ms {
+			lo = earliest(lo, m.PartitionAt(sp.from).Start)
+			hi = latest(hi, m.PartitionAt(sp.to.Add(-time.Nanosecond)).End)
+		}
+		if !from.IsZero() && !hi.After(from) {
+			continue
+		}
+		out = append(out, stretch{from: lo, to: hi})
+	}
+	return out
 }
 
 // checkedRuns is how many of the latest runs lastChecked reads: past them,

@@ -89,3 +89,33 @@ func TestSourceChangeSaysHow(t *testing.T) {
 		t.Errorf("a loaded_at prints as %q", s)
 	}
 }
+
+// TestPartProofRescansWhatMoved: the windows a check reads are every
+// model partition that meets a physical partition whose state moved, and
+// only those.
+func TestPartProofRescansWhatMoved(t *testing.T) {
+	t.Parallel()
+	fsys := fstest.MapFS{"refill.yml": {Data: []byte("targets:\n  dev: {adapter: duckdb}\n")},
+		"models/d.sql": {Data: []byte("/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\n*/\nSELECT 1")},
+		"models/w.sql": {Data: []byte("/* refill\npartition_by: w\ngrain: week\nstart: 2024-01-01\n*/\nSELECT 1")}}
+	p, err := models.Load(fsys, models.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(s string) time.Time { v, _ := time.Parse(time.DateOnly, s); return v }
+	// August 2024's physical partition moved: its rows span Aug 3..Aug 30.
+	proof := &partProof{prior: true, changed: []stretch{{from: day("2024-08-02"), to: day("2024-08-31")}}}
+	got := proof.rescan([]*models.Model{p.ModelByName("d"), p.ModelByName("w")}, time.Time{})
+	// The weeks meeting it: from Monday July 29 to Monday September 2.
+	if len(got) != 1 || !got[0].from.Equal(day("2024-07-29")) || !got[0].to.Equal(day("2024-09-02")) {
+		t.Errorf("rescan = %v, want [2024-07-29, 2024-09-02)", got)
+	}
+	if !proof.touches(day("2024-08-30"), day("2024-08-31")) || proof.touches(day("2024-07-31"), day("2024-08-01")) ||
+		proof.touches(day("2024-09-01"), day("2024-09-02")) {
+		t.Errorf("touches is wrong at the edges of the moved span")
+	}
+	// A span wholly before the tracked history is not read.
+	if got := proof.rescan([]*models.Model{p.ModelByName("d")}, day("2024-10-01")); len(got) != 0 {
+		t.Errorf("rescan before the tracked history = %v", got)
+	}
+}
