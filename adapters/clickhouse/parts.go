@@ -15,7 +15,11 @@ import (
 // partition of table: its rows, its greatest block number and its greatest
 // data version. An insert adds a part of a new block number, a mutation
 // rewrites parts with a new data version (on 18.16 every part of the
-// table), a dropped part takes its rows; a merge keeps all three. The
+// table), a dropped part takes its rows; a merge keeps all three. Block
+// numbers start again in a new table, so each state also names the table
+// itself: its UUID (21.1 on) and the time its metadata last changed, which
+// CREATE, RENAME, EXCHANGE and ALTER set. A source reloaded by building a
+// new table and swapping it in then shows every partition moved. The
 // range of column in each partition is the parts' min_time..max_time (a
 // DateTime column) or min_date..max_date (a Date column), which
 // ClickHouse keeps for the columns of the partition key: so only a table
@@ -31,7 +35,11 @@ func (n *node) partStates(ctx context.Context, table models.Relation, column str
 	tag := adapters.Tag{Step: "parts"}
 	table = n.resolve(table)
 	db, name := n.d.QuoteString(table.Schema), n.d.QuoteString(table.Name)
-	res, err := n.query(ctx, tag, fmt.Sprintf("SELECT partition_key FROM system.tables WHERE database = %s AND name = %s", db, name))
+	identity := "toString(metadata_modification_time)"
+	if versionAtLeast(n.server.Version, 21, 1) {
+		identity = "concat(toString(uuid), '@', toString(metadata_modification_time))"
+	}
+	res, err := n.query(ctx, tag, fmt.Sprintf("SELECT partition_key, %s FROM system.tables WHERE database = %s AND name = %s", identity, db, name))
 	if err != nil || len(res.Rows) == 0 {
 		return nil, err
 	}
@@ -39,7 +47,7 @@ func (n *node) partStates(ctx context.Context, table models.Relation, column str
 	if err != nil || t == nil {
 		return nil, err
 	}
-	key := fmt.Sprint(res.Rows[0][0])
+	key, id := fmt.Sprint(res.Rows[0][0]), fmt.Sprint(res.Rows[0][1])
 	words := map[string]bool{}
 	for _, w := range identRE.FindAllString(key, -1) {
 		words[strings.ToLower(w)] = true
@@ -69,7 +77,7 @@ func (n *node) partStates(ctx context.Context, table models.Relation, column str
 	}
 	out := []adapters.PartState{}
 	for _, row := range res.Rows {
-		p := adapters.PartState{ID: fmt.Sprint(row[0]), State: fmt.Sprintf("%v/%v/%v", row[1], row[2], row[3])}
+		p := adapters.PartState{ID: fmt.Sprint(row[0]), State: fmt.Sprintf("%v/%v/%v/%s", row[1], row[2], row[3], id)}
 		for i, t := range []*time.Time{&p.Min, &p.Max} {
 			s := fmt.Sprint(row[4+i])
 			layout := time.DateTime
