@@ -74,7 +74,7 @@ func (au *auditor) check(ctx context.Context, st *adapters.Stage, audit models.A
 		return strings.Join(bad, ", "), nil
 	case models.AuditUnique:
 		cols := quoteAll(d, audit.Columns)
-		res, err := query(fmt.Sprintf("SELECT %s, count(*) AS n FROM %s GROUP BY %s HAVING count(*) > 1 ORDER BY n DESC LIMIT 3",
+		res, err := query(fmt.Sprintf("SELECT %s, count(*) AS refill_n FROM %s GROUP BY %s HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3",
 			cols, stage, cols))
 		if err != nil || len(res.Rows) == 0 {
 			return "", err
@@ -86,7 +86,7 @@ func (au *auditor) check(ctx context.Context, st *adapters.Stage, audit models.A
 			return "", err
 		}
 		col := d.QuoteIdent(audit.Columns[0])
-		res, err := query(fmt.Sprintf("SELECT %s, count(*) AS n FROM %s WHERE %s NOT IN %s GROUP BY %s ORDER BY n DESC LIMIT 5",
+		res, err := query(fmt.Sprintf("SELECT %s, count(*) AS refill_n FROM %s WHERE %s NOT IN %s GROUP BY %s ORDER BY refill_n DESC LIMIT 5",
 			col, stage, col, list, col))
 		if err != nil || len(res.Rows) == 0 {
 			return "", err

@@ -49,7 +49,7 @@ func CountPartitions(ctx context.Context, a adapters.Adapter, tag adapters.Tag, 
 	if m.Kind() == models.TimePartitioned && !adapters.IsDateType(colType) {
 		bucket = d.DateTrunc(models.Hour, col)
 	}
-	q := fmt.Sprintf("SELECT %s AS refill_bucket, count(*) AS n, min(%s) AS lo, max(%s) AS hi FROM %s%s GROUP BY %s",
+	q := fmt.Sprintf("SELECT %s AS refill_bucket, count(*) AS refill_n, min(%s) AS refill_lo, max(%s) AS refill_hi FROM %s%s GROUP BY %s",
 		bucket, col, col, stage, whereClause(where), bucket)
 	res, err := a.Query(ctx, q, tag)
 	if err != nil {
@@ -117,7 +117,7 @@ func countExactly(ctx context.Context, a adapters.Adapter, tag adapters.Tag, m *
 	}
 	w := adapters.ModelWindow(m, want)
 	bucket := bucketExpr(d, w, want)
-	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s AS refill_bucket, count(*) AS n, min(%s) FROM %s%s GROUP BY %s",
+	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s AS refill_bucket, count(*) AS refill_n, min(%s) FROM %s%s GROUP BY %s",
 		bucket, col, rel.Quote(d), whereClause(where), bucket), tag)
 	if err != nil {
 		return nil, err

@@ -119,10 +119,10 @@ WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
   AND status <> 'test'
 );
 SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400' AND active;
-SELECT `order_date` AS refill_bucket, count(*) AS n, min(`order_date`) AS lo, max(`order_date`) AS hi FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` GROUP BY `order_date`;
+SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` GROUP BY `order_date`;
 SELECT sum(CASE WHEN `order_id` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `amount` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
-SELECT `order_id`, count(*) AS n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` GROUP BY `order_id` HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
-SELECT `status`, count(*) AS n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` WHERE `status` NOT IN ('placed', 'shipped', 'returned') GROUP BY `status` ORDER BY n DESC LIMIT 5;
+SELECT `order_id`, count(*) AS refill_n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` GROUP BY `order_id` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+SELECT `status`, count(*) AS refill_n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` WHERE `status` NOT IN ('placed', 'shipped', 'returned') GROUP BY `status` ORDER BY refill_n DESC LIMIT 5;
 CREATE DATABASE IF NOT EXISTS `p_staging`;
 CREATE TABLE `p_staging`.`orders` AS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
 ALTER TABLE `p_staging`.`orders` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
@@ -152,7 +152,7 @@ JOIN `p_raw`.`customers` AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name
 );
 SELECT count(*) FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
-SELECT `customer_id`, count(*) AS n FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58` GROUP BY `customer_id` HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT `customer_id`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58` GROUP BY `customer_id` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 CREATE DATABASE IF NOT EXISTS `p_marts`;
 CREATE TABLE `p_marts`.`customer_lifetime` AS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
 EXISTS TABLE `p_marts`.`customer_lifetime`;
@@ -326,9 +326,9 @@ WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
 GROUP BY order_date
 );
 SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400' AND active;
-SELECT `order_date` AS refill_bucket, count(*) AS n, min(`order_date`) AS lo, max(`order_date`) AS hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` GROUP BY `order_date`;
+SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` GROUP BY `order_date`;
 SELECT sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `revenue` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
-SELECT `order_date`, count(*) AS n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT `order_date`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 CREATE TABLE `p_marts`.`daily_revenue` AS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
 ALTER TABLE `p_marts`.`daily_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
 EXISTS TABLE `p_marts`.`revenue_by_region`;
@@ -345,7 +345,7 @@ WHERE region = 'eu'
 GROUP BY region
 );
 SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX114' AND active;
-SELECT `region` AS refill_bucket, count(*) AS n, min(`region`) AS lo, max(`region`) AS hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114` GROUP BY `region`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114` GROUP BY `region`;
 CREATE TABLE `p_marts`.`revenue_by_region` AS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114`;
 ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114`;
 EXISTS TABLE `p_marts`.`revenue_by_region`;
@@ -365,7 +365,7 @@ GROUP BY region
 );
 SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX124' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `p_marts`.`revenue_by_region` WHERE `region` IN ('us'));
-SELECT `region` AS refill_bucket, count(*) AS n, min(`region`) AS lo, max(`region`) AS hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124` GROUP BY `region`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124` GROUP BY `region`;
 ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'b6c6e95b00c9f75052f43b4b84b86fd7' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124`;
 DESCRIBE TABLE (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
@@ -381,7 +381,7 @@ GROUP BY region
 );
 SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX130' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `p_marts`.`revenue_by_region` WHERE `region` IN ('apac'));
-SELECT `region` AS refill_bucket, count(*) AS n, min(`region`) AS lo, max(`region`) AS hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130` GROUP BY `region`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130` GROUP BY `region`;
 ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'a1abb4f474b18a84e6a7e28bfa45882e' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130`;
 EXISTS TABLE `p_marts`.`rolling_revenue`;
 DESCRIBE TABLE (
@@ -407,7 +407,7 @@ WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04
 GROUP BY d.order_date + o.n
 );
 SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400' AND active;
-SELECT `day` AS refill_bucket, count(*) AS n, min(`day`) AS lo, max(`day`) AS hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400` GROUP BY `day`;
+SELECT `day` AS refill_bucket, count(*) AS refill_n, min(`day`) AS refill_lo, max(`day`) AS refill_hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400` GROUP BY `day`;
 CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400`;
 ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400`;
 INSERT INTO `p_refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)

@@ -223,10 +223,10 @@ WHERE order_date >= DATE '2024-01-01' AND order_date < DATE '2024-01-04'
   AND amount >= 10
   AND status <> 'test';
 SELECT * FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_date";
 SELECT sum(CASE WHEN "order_id" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "order_date" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "amount" IS NULL THEN 1 ELSE 0 END) FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
-SELECT "order_id", count(*) AS n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_id" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
-SELECT "status", count(*) AS n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" WHERE "status" NOT IN ('placed', 'shipped', 'returned') GROUP BY "status" ORDER BY n DESC LIMIT 5;
+SELECT "order_id", count(*) AS refill_n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_id" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+SELECT "status", count(*) AS refill_n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" WHERE "status" NOT IN ('placed', 'shipped', 'returned') GROUP BY "status" ORDER BY refill_n DESC LIMIT 5;
 -- begin
 CREATE SCHEMA IF NOT EXISTS "staging";
 CREATE TABLE IF NOT EXISTS "staging"."orders" AS SELECT * FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" LIMIT 0;
@@ -263,7 +263,7 @@ JOIN "raw"."customers" AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2" LIMIT 0;
 SELECT count(*) FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2";
-SELECT "customer_id", count(*) AS n FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2" GROUP BY "customer_id" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT "customer_id", count(*) AS refill_n FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2" GROUP BY "customer_id" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 -- begin
 CREATE SCHEMA IF NOT EXISTS "marts";
 CREATE TABLE IF NOT EXISTS "marts"."customer_lifetime" AS SELECT * FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2" LIMIT 0;
@@ -318,7 +318,7 @@ FROM (
 ) AS totals
 GROUP BY customer_id;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX3" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX3" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX3" GROUP BY "order_date";
 -- begin
 CREATE SCHEMA IF NOT EXISTS "marts";
 CREATE TABLE IF NOT EXISTS "marts"."customer_revenue_to_date" AS SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX3" LIMIT 0;
@@ -349,7 +349,7 @@ FROM (
 ) AS totals
 GROUP BY customer_id;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" GROUP BY "order_date";
 -- begin
 DELETE FROM "marts"."customer_revenue_to_date" WHERE "order_date" >= DATE '2024-01-02' AND "order_date" < DATE '2024-01-03';
 INSERT INTO "marts"."customer_revenue_to_date" BY NAME SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4";
@@ -378,7 +378,7 @@ FROM (
 ) AS totals
 GROUP BY customer_id;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5" GROUP BY "order_date";
 -- begin
 DELETE FROM "marts"."customer_revenue_to_date" WHERE "order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04';
 INSERT INTO "marts"."customer_revenue_to_date" BY NAME SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5";
@@ -404,9 +404,9 @@ FROM "staging"."orders"
 WHERE order_date >= DATE '2024-01-01' AND order_date < DATE '2024-01-04'
 GROUP BY order_date;
 SELECT * FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date";
 SELECT sum(CASE WHEN "order_date" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "revenue" IS NULL THEN 1 ELSE 0 END) FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
-SELECT "order_date", count(*) AS n FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT "order_date", count(*) AS refill_n FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 -- begin
 CREATE SCHEMA IF NOT EXISTS "marts";
 CREATE TABLE IF NOT EXISTS "marts"."daily_revenue" AS SELECT * FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" LIMIT 0;
@@ -633,10 +633,10 @@ WHERE order_date >= DATE '2024-01-03' AND order_date < DATE '2024-01-04'
   AND amount >= 10
   AND status <> 'test';
 SELECT * FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_date";
 SELECT sum(CASE WHEN "order_id" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "order_date" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "amount" IS NULL THEN 1 ELSE 0 END) FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
-SELECT "order_id", count(*) AS n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_id" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
-SELECT "status", count(*) AS n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" WHERE "status" NOT IN ('placed', 'shipped', 'returned') GROUP BY "status" ORDER BY n DESC LIMIT 5;
+SELECT "order_id", count(*) AS refill_n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" GROUP BY "order_id" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+SELECT "status", count(*) AS refill_n FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" WHERE "status" NOT IN ('placed', 'shipped', 'returned') GROUP BY "status" ORDER BY refill_n DESC LIMIT 5;
 SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "staging", "orders"
 CREATE VIEW "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2" AS
 SELECT * FROM "warehouse"."staging"."orders" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
@@ -666,7 +666,7 @@ JOIN "raw"."customers" AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" LIMIT 0;
 SELECT count(*) FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3";
-SELECT "customer_id", count(*) AS n FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" GROUP BY "customer_id" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT "customer_id", count(*) AS refill_n FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" GROUP BY "customer_id" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
 DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
@@ -706,7 +706,7 @@ FROM (
 ) AS totals
 GROUP BY customer_id;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4" GROUP BY "order_date";
 SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "marts", "customer_revenue_to_date"
 CREATE VIEW "refill_stages"."refill_stage"."marts__customer_revenue_to_date__v_RUN_XXXXXX5" AS
 SELECT * FROM "warehouse"."marts"."customer_revenue_to_date" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
@@ -729,9 +729,9 @@ FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE order_date >= DATE '2024-01-03' AND order_date < DATE '2024-01-04'
 GROUP BY order_date;
 SELECT * FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" LIMIT 0;
-SELECT "order_date" AS refill_bucket, count(*) AS n, min("order_date") AS lo, max("order_date") AS hi FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date";
+SELECT "order_date" AS refill_bucket, count(*) AS refill_n, min("order_date") AS refill_lo, max("order_date") AS refill_hi FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date";
 SELECT sum(CASE WHEN "order_date" IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN "revenue" IS NULL THEN 1 ELSE 0 END) FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
-SELECT "order_date", count(*) AS n FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date" HAVING count(*) > 1 ORDER BY n DESC LIMIT 3;
+SELECT "order_date", count(*) AS refill_n FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6" GROUP BY "order_date" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "marts", "daily_revenue"
 CREATE VIEW "refill_stages"."refill_stage"."marts__daily_revenue__v_RUN_XXXXXX7" AS
 SELECT * FROM "warehouse"."marts"."daily_revenue" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
@@ -748,7 +748,7 @@ FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'eu'
 GROUP BY region;
 SELECT * FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX8" LIMIT 0;
-SELECT "region" AS refill_bucket, count(*) AS n, min("region") AS lo, max("region") AS hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX8" GROUP BY "region";
+SELECT "region" AS refill_bucket, count(*) AS refill_n, min("region") AS refill_lo, max("region") AS refill_hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX8" GROUP BY "region";
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'us'
@@ -759,7 +759,7 @@ FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'us'
 GROUP BY region;
 SELECT * FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX9" LIMIT 0;
-SELECT "region" AS refill_bucket, count(*) AS n, min("region") AS lo, max("region") AS hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX9" GROUP BY "region";
+SELECT "region" AS refill_bucket, count(*) AS refill_n, min("region") AS refill_lo, max("region") AS refill_hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX9" GROUP BY "region";
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'apac'
@@ -770,7 +770,7 @@ FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'apac'
 GROUP BY region;
 SELECT * FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" LIMIT 0;
-SELECT "region" AS refill_bucket, count(*) AS n, min("region") AS lo, max("region") AS hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" GROUP BY "region";
+SELECT "region" AS refill_bucket, count(*) AS refill_n, min("region") AS refill_lo, max("region") AS refill_hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" GROUP BY "region";
 SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
 DESCRIBE SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
@@ -792,7 +792,7 @@ WHERE d.order_date >= DATE '2023-12-28' AND d.order_date < DATE '2024-01-04'
   AND d.order_date + o.n >= DATE '2024-01-03' AND d.order_date + o.n < DATE '2024-01-04'
 GROUP BY d.order_date + o.n;
 SELECT * FROM "refill_stages"."refill_stage"."marts__rolling_revenue__s_RUN_XXXXXX11" LIMIT 0;
-SELECT "day" AS refill_bucket, count(*) AS n, min("day") AS lo, max("day") AS hi FROM "refill_stages"."refill_stage"."marts__rolling_revenue__s_RUN_XXXXXX11" GROUP BY "day";
+SELECT "day" AS refill_bucket, count(*) AS refill_n, min("day") AS refill_lo, max("day") AS refill_hi FROM "refill_stages"."refill_stage"."marts__rolling_revenue__s_RUN_XXXXXX11" GROUP BY "day";
 -- begin
 CREATE SCHEMA IF NOT EXISTS "staging";
 CREATE TABLE IF NOT EXISTS "staging"."orders" AS SELECT * FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1" LIMIT 0;
