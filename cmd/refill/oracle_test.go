@@ -640,6 +640,9 @@ func (o *oracle) step() {
 	default:
 		o.run(false)
 	}
+	if _, duck := o.wh.(*duckWarehouse); duck && o.rng.IntN(5) == 0 {
+		o.deferred()
+	}
 	if o.rng.IntN(6) == 0 {
 		o.wh.merge()
 		o.logf("merge the ledger")
@@ -700,6 +703,15 @@ func (o *oracle) runArgs() []string {
 	}
 	if o.rng.IntN(5) == 0 {
 		args = append(args, "--publish", "together")
+		if o.rng.IntN(2) == 0 {
+			// Reviewed: every stage diffed against its table, then
+			// published, or, past --max-changed, nothing published and
+			// every partition skipped.
+			args = append(args, "--review")
+			if limit := []string{"", "0", "3", "20%"}[o.rng.IntN(4)]; limit != "" {
+				args = append(args, "--max-changed", limit)
+			}
+		}
 	}
 	args = append(args, "--concurrency", fmt.Sprint(1+o.rng.IntN(4)))
 	// (Not in horizon cases: a partition reaching past their end, run
@@ -934,7 +946,7 @@ func (o *oracle) ran(code int, stdout string, allow bool) {
 	}
 	want := exitOK
 	switch {
-	case out.Failed > 0:
+	case out.Failed > 0 || out.Skipped > 0:
 		want = exitFailed
 	case out.Blocked > 0:
 		want = exitIncomplete

@@ -116,7 +116,8 @@ type duckWarehouse struct {
 func (w *duckWarehouse) String() string { return "DuckDB" }
 
 func (w *duckWarehouse) targets() string {
-	return "targets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\n"
+	// dev2 builds models from dev's tables (--defer dev): see deferred.
+	return "target: dev\ntargets:\n  dev: {adapter: duckdb, path: warehouse.duckdb}\n  dev2: {adapter: duckdb, path: dev2.duckdb}\n"
 }
 
 func (w *duckWarehouse) scope(p *models.Project) *models.Scope {
