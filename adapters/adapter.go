@@ -299,6 +299,11 @@ type StageRequest struct {
 	// Create, for DirectPublisher.PublishQuery, are the columns of the
 	// target to create, in the same transaction, when it does not exist.
 	Create []TableColumn
+	// Columns, when set, are Query's columns as Describe named them for
+	// the runner's schema check (which describes a model's query once per
+	// run on a ShapeDescriber): an adapter that needs them takes them
+	// rather than describing the query again.
+	Columns []TableColumn
 }
 
 // TableColumn is a column of a table or of a query's result, with its type

@@ -89,7 +89,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 		// Staging says what is wrong with the rows, or counts them.
 	}
 	st, err := a.Stage(ctx, adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql,
-		Window: adapters.ModelWindow(m, parts), Tag: tag, Change: sp.change, Rebuild: e.rebuilding(m)})
+		Window: adapters.ModelWindow(m, parts), Tag: tag, Change: sp.change, Rebuild: e.rebuilding(m), Columns: sp.columns})
 	if err != nil {
 		return nil, err
 	}

@@ -164,9 +164,15 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 			return nil, err
 		}
 	}
-	cols, err := a.describe(ctx, tag, req.Query)
-	if err != nil {
-		return nil, err
+	// The query's columns: as the runner described them, or described here.
+	cols := make([]column, len(req.Columns))
+	for i, c := range req.Columns {
+		cols[i] = column{Name: c.Name, Type: c.Type}
+	}
+	if len(cols) == 0 {
+		if cols, err = a.describe(ctx, tag, req.Query); err != nil {
+			return nil, err
+		}
 	}
 	// The stage's name carries its window: the evidence of what a run
 	// that died after publishing it had not recorded yet (deferred.go).

@@ -210,7 +210,7 @@ SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toS
 UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600' AND active);
 SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600' AND active);
 ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600`;
-DESCRIBE TABLE (
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -230,35 +230,15 @@ FROM (
 ) AS totals
 GROUP BY customer_id
 );
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX81w1704153600x1704240000` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
--- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
--- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
--- with defaults instead of NULLs.
-SELECT toDate('2024-01-02') AS order_date,
-       customer_id,
-       sum(orders) AS orders_to_date,
-       sum(revenue) AS revenue_to_date
-FROM (
-  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
-  FROM `p_staging`.`orders`
-  WHERE order_date >= toDate('2024-01-02') AND order_date < toDate('2024-01-03')
-  GROUP BY customer_id
-  UNION ALL
-  SELECT customer_id, orders_to_date, revenue_to_date
-  FROM `p_marts`.`customer_revenue_to_date`
-  WHERE order_date = toDate('2024-01-01')
-) AS totals
-GROUP BY customer_id
-);
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX81w1704153600x1704240000' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX81w1704153600x1704240000' AND active);
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX84` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX81w1704153600x1704240000`;
-ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX84` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX81w1704153600x1704240000`;
-INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX84` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-02') AND `order_date` < toDate('2024-01-03')), 0);
-SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX84' AND active ORDER BY partition_id;
-ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX84`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX84`;
-DESCRIBE TABLE (
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000' AND active);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000`;
+ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000`;
+INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-02') AND `order_date` < toDate('2024-01-03')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX83' AND active ORDER BY partition_id;
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83`;
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -278,34 +258,14 @@ FROM (
 ) AS totals
 GROUP BY customer_id
 );
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX92w1704240000x1704326400` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
--- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
--- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
--- with defaults instead of NULLs.
-SELECT toDate('2024-01-03') AS order_date,
-       customer_id,
-       sum(orders) AS orders_to_date,
-       sum(revenue) AS revenue_to_date
-FROM (
-  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue
-  FROM `p_staging`.`orders`
-  WHERE order_date >= toDate('2024-01-03') AND order_date < toDate('2024-01-04')
-  GROUP BY customer_id
-  UNION ALL
-  SELECT customer_id, orders_to_date, revenue_to_date
-  FROM `p_marts`.`customer_revenue_to_date`
-  WHERE order_date = toDate('2024-01-02')
-) AS totals
-GROUP BY customer_id
-);
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX92w1704240000x1704326400' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-03') AND min(min_date) < toDate('2024-01-04')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX92w1704240000x1704326400' AND active);
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX95` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX92w1704240000x1704326400`;
-ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX95` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX92w1704240000x1704326400`;
-INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX95` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-03') AND `order_date` < toDate('2024-01-04')), 0);
-SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX95' AND active ORDER BY partition_id;
-ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX95`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX95`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-03') AND min(min_date) < toDate('2024-01-04')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400' AND active);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400`;
+ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400`;
+INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-03') AND `order_date` < toDate('2024-01-04')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX93' AND active ORDER BY partition_id;
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93`;
 EXISTS TABLE `p_marts`.`daily_revenue`;
 DESCRIBE TABLE (
 SELECT order_date,
@@ -316,7 +276,7 @@ FROM `p_staging`.`orders`
 WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
 GROUP BY order_date
 );
-CREATE TABLE `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
 SELECT order_date,
        count(*) AS orders,
        sum(amount) AS revenue,
@@ -325,12 +285,12 @@ FROM `p_staging`.`orders`
 WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
 GROUP BY order_date
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400' AND active;
-SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` GROUP BY `order_date`;
-SELECT sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `revenue` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
-SELECT `order_date`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
-CREATE TABLE `p_marts`.`daily_revenue` AS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
-ALTER TABLE `p_marts`.`daily_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400' AND active;
+SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400` GROUP BY `order_date`;
+SELECT sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `revenue` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
+SELECT `order_date`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+CREATE TABLE `p_marts`.`daily_revenue` AS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
+ALTER TABLE `p_marts`.`daily_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
 EXISTS TABLE `p_marts`.`revenue_by_region`;
 DESCRIBE TABLE (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
@@ -338,16 +298,16 @@ FROM `p_staging`.`orders`
 WHERE region = 'eu'
 GROUP BY region
 );
-CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114` ENGINE = MergeTree() PARTITION BY `region` ORDER BY `region` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112` ENGINE = MergeTree() PARTITION BY `region` ORDER BY `region` AS SELECT * FROM (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'eu'
 GROUP BY region
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX114' AND active;
-SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114` GROUP BY `region`;
-CREATE TABLE `p_marts`.`revenue_by_region` AS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114`;
-ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX112' AND active;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112` GROUP BY `region`;
+CREATE TABLE `p_marts`.`revenue_by_region` AS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112`;
+ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112`;
 EXISTS TABLE `p_marts`.`revenue_by_region`;
 SHOW CREATE TABLE `p_marts`.`revenue_by_region`;
 DESCRIBE TABLE `p_marts`.`revenue_by_region`;
@@ -357,32 +317,32 @@ FROM `p_staging`.`orders`
 WHERE region = 'us'
 GROUP BY region
 );
-CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'us'
 GROUP BY region
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX124' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX122' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `p_marts`.`revenue_by_region` WHERE `region` IN ('us'));
-SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124` GROUP BY `region`;
-ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'b6c6e95b00c9f75052f43b4b84b86fd7' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122` GROUP BY `region`;
+ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'b6c6e95b00c9f75052f43b4b84b86fd7' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122`;
 DESCRIBE TABLE (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'apac'
 GROUP BY region
 );
-CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'apac'
 GROUP BY region
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX130' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX128' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `p_marts`.`revenue_by_region` WHERE `region` IN ('apac'));
-SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130` GROUP BY `region`;
-ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'a1abb4f474b18a84e6a7e28bfa45882e' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128` GROUP BY `region`;
+ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'a1abb4f474b18a84e6a7e28bfa45882e' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128`;
 EXISTS TABLE `p_marts`.`rolling_revenue`;
 DESCRIBE TABLE (
 SELECT d.order_date + o.n AS day,
@@ -395,7 +355,7 @@ WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04
   AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
 GROUP BY d.order_date + o.n
 );
-CREATE TABLE `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`day`) ORDER BY `day` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`day`) ORDER BY `day` AS SELECT * FROM (
 SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
        sum(d.orders) AS orders_7d
@@ -406,10 +366,10 @@ WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04
   AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
 GROUP BY d.order_date + o.n
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400' AND active;
-SELECT `day` AS refill_bucket, count(*) AS refill_n, min(`day`) AS refill_lo, max(`day`) AS refill_hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400` GROUP BY `day`;
-CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400`;
-ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400' AND active;
+SELECT `day` AS refill_bucket, count(*) AS refill_n, min(`day`) AS refill_lo, max(`day`) AS refill_hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400` GROUP BY `day`;
+CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400`;
+ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400`;
 INSERT INTO `p_refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'p_staging.orders' AS `model`, '2024-01-01' AS `partition_key`, 'done' AS `state`, 'FINGERPRINT' AS `fingerprint`, 30 AS `row_count`, 'RUN-ID' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-01 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_end`, toDateTime('NOW', 'UTC') AS `started_at`, toDateTime('NOW', 'UTC') AS `finished_at`, toDateTime('NOW', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'p_staging.orders', '2024-01-02', 'done', 'FINGERPRINT', 27, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
@@ -429,13 +389,13 @@ UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-02', 'done', 'FINGERPRINT',
 UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-03', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS;
 DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
 DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX81w1704153600x1704240000`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX92w1704240000x1704326400`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX104w1704067200x1704326400`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX114`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX124`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX130`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX137w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400`;
 DROP TABLE IF EXISTS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
 INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
 SELECT 'RUN-ID' AS `run_id`, 'clickhouse' AS `target`, 'succeeded' AS `status`, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS `selection`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `started_at`, toDateTime('NOW', 'UTC') AS `finished_at`, 16 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, MICROS AS `version`;
