@@ -281,21 +281,30 @@ func (o *oracle) anyDrifted(model string) bool {
 // checkPartition compares the rows partition part of m holds with what
 // its SQL computes now.
 func (o *oracle) checkPartition(db *sql.DB, m *models.Model, scope *models.Scope, gm *genModel, part models.Partition) {
+	if diff := o.partitionDiff(db, db, m, scope, gm, part); diff != "" {
+		o.errorf("status says %s %s is done, but it differs from what its model computes now:\n%s", m.Name, part.Key, diff)
+	}
+}
+
+// partitionDiff compares the rows partition part of m holds in table's
+// database with what its SQL computes in from's, and describes how they
+// differ ("" when they do not).
+func (o *oracle) partitionDiff(from, table *sql.DB, m *models.Model, scope *models.Scope, gm *genModel, part models.Partition) string {
 	q, err := m.Render(scope, part)
 	if err != nil {
 		o.t.Fatal(err)
 	}
-	var want []string
-	for _, row := range dbRows(o.t, db, fmt.Sprintf("SELECT * FROM (%s) AS x ORDER BY ALL", q)) {
+	var want, got []string
+	for _, row := range dbRows(o.t, from, fmt.Sprintf("SELECT * FROM (%s) AS x ORDER BY ALL", q)) {
 		want = append(want, fmt.Sprint(row))
 	}
-	var got []string
-	for _, row := range dbRows(o.t, db, fmt.Sprintf("SELECT * FROM main.%s WHERE %s = '%s' ORDER BY ALL", m.Name, gm.keyOf, part.Key)) {
+	for _, row := range dbRows(o.t, table, fmt.Sprintf("SELECT * FROM main.%s WHERE %s = '%s' ORDER BY ALL", m.Name, gm.keyOf, part.Key)) {
 		got = append(got, fmt.Sprint(row))
 	}
-	if !slices.Equal(got, want) {
-		o.errorf("status says %s %s is done, but it differs from what its model computes now:\n%s", m.Name, part.Key, rowDiff(want, got))
+	if slices.Equal(got, want) {
+		return ""
 	}
+	return rowDiff(want, got)
 }
 
 // deferred builds one model in a second DuckDB target, dev2, with --defer
@@ -355,19 +364,8 @@ func (o *oracle) deferred() {
 		if err != nil {
 			o.t.Fatal(err)
 		}
-		q, err := m.Render(scope, part)
-		if err != nil {
-			o.t.Fatal(err)
-		}
-		var want, got []string
-		for _, row := range dbRows(o.t, prod, fmt.Sprintf("SELECT * FROM (%s) AS x ORDER BY ALL", q)) {
-			want = append(want, fmt.Sprint(row))
-		}
-		for _, row := range dbRows(o.t, dev2, fmt.Sprintf("SELECT * FROM main.%s WHERE %s = '%s' ORDER BY ALL", name, gm.keyOf, part.Key)) {
-			got = append(got, fmt.Sprint(row))
-		}
-		if !slices.Equal(got, want) {
-			o.errorf("%s %s, built in dev2 with --defer dev, differs from what it computes from dev's tables:\n%s", name, part.Key, rowDiff(want, got))
+		if diff := o.partitionDiff(prod, dev2, m, scope, gm, part); diff != "" {
+			o.errorf("%s %s, built in dev2 with --defer dev, differs from what it computes from dev's tables:\n%s", name, part.Key, diff)
 		}
 	}
 }
