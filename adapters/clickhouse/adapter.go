@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,11 @@ type Adapter struct {
 	// deferred holds the ledger records of publications until Flush.
 	deferred deferred
 	version  atomic.Uint64 // the last ledger version written
+	// ledgerSeen holds the ledger's tables this adapter saw exist or
+	// created: they are not looked for again (a ledger dropped while a
+	// command runs fails its next read rather than reading as empty).
+	ledgerMu   sync.Mutex
+	ledgerSeen map[string]bool
 }
 
 var (

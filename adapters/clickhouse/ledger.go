@@ -186,7 +186,38 @@ func (a *Adapter) nextVersion() uint64 {
 // SetupLedger creates the ledger database and tables if missing; on a
 // cluster they are replicated on every node.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	return a.role.setupLedger(ctx, adapters.Tag{Step: "ledger"})
+	if _, one := a.role.(single); one && a.ledgerKnown(ledgerTables...) {
+		return nil // (a cluster's nodes are set up each time: one may be new)
+	}
+	if err := a.role.setupLedger(ctx, adapters.Tag{Step: "ledger"}); err != nil {
+		return err
+	}
+	a.ledgerKnow(ledgerTables...)
+	return nil
+}
+
+// ledgerKnown reports whether every one of tables is known to exist.
+func (a *Adapter) ledgerKnown(tables ...string) bool {
+	a.ledgerMu.Lock()
+	defer a.ledgerMu.Unlock()
+	for _, t := range tables {
+		if !a.ledgerSeen[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// ledgerKnow records that tables exist.
+func (a *Adapter) ledgerKnow(tables ...string) {
+	a.ledgerMu.Lock()
+	defer a.ledgerMu.Unlock()
+	if a.ledgerSeen == nil {
+		a.ledgerSeen = map[string]bool{}
+	}
+	for _, t := range tables {
+		a.ledgerSeen[t] = true
+	}
 }
 
 // readLedger runs query, which reads ledger table table, once the role
@@ -201,7 +232,14 @@ func (a *Adapter) readLedger(ctx context.Context, tag adapters.Tag, table, query
 // ledgerExists reports whether the ledger's table exists, without
 // creating anything.
 func (a *Adapter) ledgerExists(ctx context.Context, table string) (bool, error) {
-	return a.exists(ctx, adapters.Tag{Step: "ledger"}, a.ledgerTable(table))
+	if a.ledgerKnown(table) {
+		return true, nil
+	}
+	ok, err := a.exists(ctx, adapters.Tag{Step: "ledger"}, a.ledgerTable(table))
+	if ok {
+		a.ledgerKnow(table)
+	}
+	return ok, err
 }
 
 // latest renders the query for the latest row of each key of table among

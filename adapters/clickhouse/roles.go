@@ -116,6 +116,20 @@ func (s single) dropShared(ctx context.Context, tag adapters.Tag, table models.R
 }
 
 func (s single) setupLedger(ctx context.Context, tag adapters.Tag) error {
+	// One query rather than five statements when the ledger is there, as
+	// it is for every run but the first.
+	names := make([]string, len(ledgerTables))
+	for i, t := range ledgerTables {
+		names[i] = s.a.d.QuoteString(t)
+	}
+	res, err := s.a.query(ctx, tag, fmt.Sprintf("SELECT count() FROM system.tables WHERE database = %s AND name IN (%s)",
+		s.a.d.QuoteString(s.a.cfg.LedgerSchema), strings.Join(names, ", ")))
+	if err != nil {
+		return err
+	}
+	if len(res.Rows) == 1 && adapters.Int(res.Rows[0][0]) == int64(len(ledgerTables)) {
+		return nil
+	}
 	return s.a.execAll(ctx, tag, ledgerStatements(s.a.d, s.a.cfg.LedgerSchema, ""))
 }
 

@@ -2,6 +2,7 @@
 SELECT version(), (SELECT count() FROM system.settings WHERE name = 'log_comment'), toDateTime('2024-01-02 05:00:00', 'UTC') < toDate('2024-01-03'), (SELECT value FROM system.settings WHERE name = 'readonly'), (SELECT count() FROM system.settings WHERE name = 'max_partitions_per_insert_block'), timezone();
 
 -- set up the ledger
+SELECT count() FROM system.tables WHERE database = 'refill' AND name IN ('partitions', 'runs', 'leases', 'versions');
 CREATE DATABASE IF NOT EXISTS `refill`;
 CREATE TABLE IF NOT EXISTS `refill`.`partitions` (
   `model` String,
@@ -59,14 +60,14 @@ CREATE TABLE IF NOT EXISTS `refill`.`versions` (
 -- load a seed
 CREATE DATABASE IF NOT EXISTS `shop`;
 SELECT DISTINCT table FROM system.columns WHERE database = 'shop' AND startsWith(table, 'events__refill_') ORDER BY table;
-CREATE TABLE `shop`.`events__refill_seed_XXXXXX9` (`d` Date, `ts` DateTime('UTC'), `region` String, `v` Int64) ENGINE = MergeTree() ORDER BY tuple();
-INSERT INTO `shop`.`events__refill_seed_XXXXXX9` (`d`, `ts`, `region`, `v`)
+CREATE TABLE `shop`.`events__refill_seed_XXXXXX10` (`d` Date, `ts` DateTime('UTC'), `region` String, `v` Int64) ENGINE = MergeTree() ORDER BY tuple();
+INSERT INTO `shop`.`events__refill_seed_XXXXXX10` (`d`, `ts`, `region`, `v`)
 SELECT toDate('2024-01-02') AS `d`, toDateTime('2024-01-02 03:00:00', 'UTC') AS `ts`, 'eu' AS `region`, toInt64(1) AS `v`
 UNION ALL SELECT toDate('2024-01-03'), toDateTime('2024-01-03 04:00:00', 'UTC'), 'us', toInt64(2)
 UNION ALL SELECT toDate('2024-01-04'), toDateTime('2024-01-04 04:00:00', 'UTC'), 'it\'s', toInt64(3);
 EXISTS TABLE `shop`.`events`;
 SELECT engine FROM system.databases WHERE name = 'shop';
-RENAME TABLE `shop`.`events__refill_seed_XXXXXX9` TO `shop`.`events`;
+RENAME TABLE `shop`.`events__refill_seed_XXXXXX10` TO `shop`.`events`;
 
 -- take the lease of a table
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE `table_name` = 'shop.daily';
@@ -85,106 +86,106 @@ CREATE TABLE IF NOT EXISTS `shop`.`declared` (`d` Date, `v` Int64) ENGINE = Merg
 
 -- stage, check and publish a day into a new table
 CREATE DATABASE IF NOT EXISTS `refill_stage`;
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000` ENGINE = MergeTree() PARTITION BY toYYYYMM(`d`) ORDER BY `d` AS SELECT * FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000` ENGINE = MergeTree() PARTITION BY toYYYYMM(`d`) ORDER BY `d` AS SELECT * FROM (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
 );
-SELECT `d` AS k, count(*) AS n FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000` GROUP BY `d`;
-CREATE TABLE `shop`.`daily` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000`;
+SELECT `d` AS k, count(*) AS n FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000` GROUP BY `d`;
+CREATE TABLE `shop`.`daily` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000`;
 EXISTS TABLE `shop`.`daily`;
 SHOW CREATE TABLE `shop`.`daily`;
 DESCRIBE TABLE `shop`.`daily`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000' AND active);
-ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000' AND active);
+ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX22w1704153600x1704240000`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000`;
 
 -- stage and publish a batch of three days
 DESCRIBE TABLE (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(d) ORDER BY d SETTINGS index_granularity = 8192 AS SELECT CAST(`d` AS Date) AS `d`, CAST(`v` AS Int64) AS `v` FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(d) ORDER BY d SETTINGS index_granularity = 8192 AS SELECT CAST(`d` AS Date) AS `d`, CAST(`v` AS Int64) AS `v` FROM (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-SELECT `d` AS k, count(*) AS n FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800` GROUP BY `d`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800' AND active);
-SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800' AND active);
-ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800`;
+SELECT `d` AS k, count(*) AS n FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800` GROUP BY `d`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800' AND active);
+SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800' AND active);
+ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'daily', '2024-01-04', 'done', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX34w1704153600x1704412800`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800`;
 
 -- stage and publish an hour
 EXISTS TABLE `shop`.`hourly`;
 DESCRIBE TABLE (
 SELECT `ts`, `v` FROM `shop`.`events` WHERE `ts` >= toDateTime('2024-01-02 03:00:00', 'UTC') AND `ts` < toDateTime('2024-01-02 04:00:00', 'UTC')
 );
-CREATE TABLE `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000` ENGINE = MergeTree() PARTITION BY toYYYYMMDD(`ts`) ORDER BY `ts` AS SELECT * FROM (
+CREATE TABLE `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000` ENGINE = MergeTree() PARTITION BY toYYYYMMDD(`ts`) ORDER BY `ts` AS SELECT * FROM (
 SELECT `ts`, `v` FROM `shop`.`events` WHERE `ts` >= toDateTime('2024-01-02 03:00:00', 'UTC') AND `ts` < toDateTime('2024-01-02 04:00:00', 'UTC')
 );
-SELECT `ts` AS k, count(*) AS n FROM `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000` GROUP BY `ts`;
-CREATE TABLE `shop`.`hourly` AS `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000`;
+SELECT `ts` AS k, count(*) AS n FROM `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000` GROUP BY `ts`;
+CREATE TABLE `shop`.`hourly` AS `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000`;
 EXISTS TABLE `shop`.`hourly`;
 SHOW CREATE TABLE `shop`.`hourly`;
 DESCRIBE TABLE `shop`.`hourly`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_time) AS lo, toString(max_time) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_time)), toString(max(max_time)) FROM system.parts WHERE database = 'shop' AND table = 'hourly' AND active GROUP BY partition_id HAVING (max(max_time) >= toDateTime('2024-01-02 03:00:00', 'UTC') AND min(min_time) < toDateTime('2024-01-02 04:00:00', 'UTC')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000' AND active);
-ALTER TABLE `shop`.`hourly` REPLACE PARTITION ID '20240102' FROM `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_time) AS lo, toString(max_time) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_time)), toString(max(max_time)) FROM system.parts WHERE database = 'shop' AND table = 'hourly' AND active GROUP BY partition_id HAVING (max(max_time) >= toDateTime('2024-01-02 03:00:00', 'UTC') AND min(min_time) < toDateTime('2024-01-02 04:00:00', 'UTC')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000' AND active);
+ALTER TABLE `shop`.`hourly` REPLACE PARTITION ID '20240102' FROM `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'hourly' AS `model`, '2024-01-02T03' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 03:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-02 04:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX44w1704164400x1704168000`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000`;
 
 -- stage and publish list values
 EXISTS TABLE `shop`.`by_region`;
 DESCRIBE TABLE (
 SELECT `region`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `region` IN ('eu', 'it\'s') GROUP BY `region`
 );
-CREATE TABLE `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX57` ENGINE = MergeTree() PARTITION BY `region` ORDER BY `region` AS SELECT * FROM (
+CREATE TABLE `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58` ENGINE = MergeTree() PARTITION BY `region` ORDER BY `region` AS SELECT * FROM (
 SELECT `region`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `region` IN ('eu', 'it\'s') GROUP BY `region`
 );
-SELECT `region` AS k, count(*) AS n FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX57` GROUP BY `region`;
-CREATE TABLE `shop`.`by_region` AS `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX57`;
+SELECT `region` AS k, count(*) AS n FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58` GROUP BY `region`;
+CREATE TABLE `shop`.`by_region` AS `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`;
 EXISTS TABLE `shop`.`by_region`;
 SHOW CREATE TABLE `shop`.`by_region`;
 DESCRIBE TABLE `shop`.`by_region`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__by_region__s_20240105t060708zabcdef_XXXXXX57' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__by_region__s_20240105t060708zabcdef_XXXXXX58' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `shop`.`by_region` WHERE `region` IN ('eu', 'it\'s'));
-ALTER TABLE `shop`.`by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX57`, REPLACE PARTITION ID 'de8077ca66b7d4c91dec24170dce4d53' FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX57`;
+ALTER TABLE `shop`.`by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`, REPLACE PARTITION ID 'de8077ca66b7d4c91dec24170dce4d53' FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'by_region' AS `model`, 'eu' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, NULL AS `window_start`, NULL AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'by_region', 'it\'s', 'done', '0123456789abcdef', 1, '20240105T060708Z-abcdef', 1, NULL, NULL, toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS;
-DROP TABLE IF EXISTS `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX57`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`;
 
 -- stage and publish a whole table
 EXISTS TABLE `shop`.`totals`;
 DESCRIBE TABLE (
 SELECT count(*) AS `events`, sum(`v`) AS `v` FROM `shop`.`events`
 );
-CREATE TABLE `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX70` ENGINE = MergeTree() ORDER BY tuple() AS SELECT * FROM (
+CREATE TABLE `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX71` ENGINE = MergeTree() ORDER BY tuple() AS SELECT * FROM (
 SELECT count(*) AS `events`, sum(`v`) AS `v` FROM `shop`.`events`
 );
-SELECT 1 AS k, count(*) AS n FROM `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX70` GROUP BY 1;
-CREATE TABLE `shop`.`totals` AS `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX70`;
+SELECT 1 AS k, count(*) AS n FROM `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX71` GROUP BY 1;
+CREATE TABLE `shop`.`totals` AS `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX71`;
 EXISTS TABLE `shop`.`totals`;
 SHOW CREATE TABLE `shop`.`totals`;
 DESCRIBE TABLE `shop`.`totals`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__totals__s_20240105t060708zabcdef_XXXXXX70' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__totals__s_20240105t060708zabcdef_XXXXXX71' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT partition_id FROM system.parts WHERE database = 'shop' AND table = 'totals' AND active ORDER BY partition_id);
-ALTER TABLE `shop`.`totals` REPLACE PARTITION ID 'all' FROM `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX70`;
+ALTER TABLE `shop`.`totals` REPLACE PARTITION ID 'all' FROM `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX71`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'totals' AS `model`, 'all' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, NULL AS `window_start`, NULL AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`;
 
 -- summarize a stage from the warehouse's metadata
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX80w1704153600x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(d) ORDER BY d SETTINGS index_granularity = 8192 AS SELECT CAST(`d` AS Date) AS `d`, CAST(`v` AS Int64) AS `v` FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX81w1704153600x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(d) ORDER BY d SETTINGS index_granularity = 8192 AS SELECT CAST(`d` AS Date) AS `d`, CAST(`v` AS Int64) AS `v` FROM (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX80w1704153600x1704412800' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX80w1704153600x1704412800' AND active);
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX80w1704153600x1704412800`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX81w1704153600x1704412800' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX81w1704153600x1704412800' AND active);
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX81w1704153600x1704412800`;
 
 -- diff a query with a day of a table, by key and whole
 SELECT countIf(o_in = 1 AND n_in = 0),
@@ -226,52 +227,52 @@ SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02
 DESCRIBE TABLE (
 SELECT `d`, sum(`v`) AS `v`, count(*) AS `n` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000` AS `shop`.`daily`;
-ALTER TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000` ADD COLUMN `n` UInt64;
-INSERT INTO `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000` (`d`, `v`, `n`) SELECT `d`, `v`, `n` FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000` AS `shop`.`daily`;
+ALTER TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000` ADD COLUMN `n` UInt64;
+INSERT INTO `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000` (`d`, `v`, `n`) SELECT `d`, `v`, `n` FROM (
 SELECT `d`, sum(`v`) AS `v`, count(*) AS `n` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03') GROUP BY `d`
 );
 ALTER TABLE `shop`.`daily` ADD COLUMN `n` UInt64;
 EXISTS TABLE `shop`.`daily`;
 SHOW CREATE TABLE `shop`.`daily`;
 DESCRIBE TABLE `shop`.`daily`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000' AND active);
-CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000`;
-ALTER TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000`;
-INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96` SELECT * FROM `shop`.`daily` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03')), 0);
-SELECT DISTINCT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__w_20240105t060708zabcdef_XXXXXX96' AND active ORDER BY partition_id;
-ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX96`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000' AND active);
+CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000`;
+ALTER TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000`;
+INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97` SELECT * FROM `shop`.`daily` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`d` >= toDate('2024-01-02') AND `d` < toDate('2024-01-03')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__w_20240105t060708zabcdef_XXXXXX97' AND active ORDER BY partition_id;
+ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX87w1704153600x1704240000`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000`;
 
 -- rebuild a table (a full refresh)
 DESCRIBE TABLE (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-01') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(`d`) ORDER BY `d` AS SELECT * FROM (
+CREATE TABLE `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX107w1704067200x1704412800` ENGINE = MergeTree() PARTITION BY toYYYYMM(`d`) ORDER BY `d` AS SELECT * FROM (
 SELECT `d`, sum(`v`) AS `v` FROM `shop`.`events` WHERE `d` >= toDate('2024-01-01') AND `d` < toDate('2024-01-05') GROUP BY `d`
 );
-CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800`;
-EXISTS TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
-SHOW CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
-DESCRIBE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
-INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108` (`d`, `v`) SELECT `d`, `v` FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800`;
+CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109` AS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX107w1704067200x1704412800`;
+EXISTS TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
+SHOW CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
+DESCRIBE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
+INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109` (`d`, `v`) SELECT `d`, `v` FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX107w1704067200x1704412800`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'pending' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'daily', '2024-01-03', 'pending', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'daily', '2024-01-04', 'pending', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS;
 EXISTS TABLE `shop`.`daily`;
 SELECT engine FROM system.databases WHERE name = 'shop';
-RENAME TABLE `shop`.`daily` TO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX117`, `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108` TO `shop`.`daily`;
+RENAME TABLE `shop`.`daily` TO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX118`, `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109` TO `shop`.`daily`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'daily' AS `model`, '2024-01-02' AS `partition_key`, 'done' AS `state`, '0123456789abcdef' AS `fingerprint`, 1 AS `row_count`, '20240105T060708Z-abcdef' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-03 00:00:00', 'UTC') AS `window_end`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `finished_at`, toDateTime('2024-01-05 06:07:09', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'daily', '2024-01-03', 'done', '0123456789abcdef', 2, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'daily', '2024-01-04', 'done', '0123456789abcdef', 3, '20240105T060708Z-abcdef', 1, toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('2024-01-05 00:00:00', 'UTC'), toDateTime('2024-01-05 06:07:08', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), toDateTime('2024-01-05 06:07:09', 'UTC'), NULL, NULL, MICROS;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX117`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX108`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX118`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
 
 -- count the rows of tables
 SELECT DISTINCT database, table FROM system.columns WHERE database IN ('shop');
@@ -286,26 +287,19 @@ INSERT INTO `refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, 
 SELECT '20240105T060708Z-abcdef' AS `run_id`, 'dev' AS `target`, 'running' AS `status`, '{"from":"2024-01-02"}' AS `selection`, 'host' AS `host`, 42 AS `pid`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, NULL AS `finished_at`, 0 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, MICROS AS `version`;
 INSERT INTO `refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
 SELECT '20240105T060708Z-abcdef' AS `run_id`, 'dev' AS `target`, 'succeeded' AS `status`, '{"from":"2024-01-02"}' AS `selection`, 'host' AS `host`, 42 AS `pid`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `started_at`, toDateTime('2024-01-05 06:08:08', 'UTC') AS `finished_at`, 9 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, MICROS AS `version`;
-EXISTS TABLE `refill`.`runs`;
 SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `refill`.`runs` FINAL WHERE `run_id` = '20240105T060708Z-abcdef';
-EXISTS TABLE `refill`.`runs`;
 SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `refill`.`runs` FINAL WHERE 1 = 1 ORDER BY `started_at` DESC, `run_id` DESC LIMIT 10;
 
 -- save and read model versions
 INSERT INTO `refill`.`versions` (`model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions`, `version`)
 SELECT 'daily' AS `model`, '0123456789abcdef' AS `fingerprint`, 'SELECT \'it\'\'s\'' AS `text`, toDateTime('2024-01-05 06:07:08', 'UTC') AS `created_at`, NULL AS `accepted_from`, NULL AS `accepted_at`, NULL AS `accepted_partitions`, MICROS AS `version`;
-EXISTS TABLE `refill`.`versions`;
 SELECT `model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions` FROM `refill`.`versions` FINAL WHERE `model` IN ('daily') ORDER BY `model`, `created_at`;
 
 -- read the ledger
-EXISTS TABLE `refill`.`partitions`;
 SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark` FROM `refill`.`partitions` FINAL WHERE `model` IN ('daily', 'hourly', 'by_region', 'totals') ORDER BY `model`, `window_start`, `partition_key`;
-EXISTS TABLE `refill`.`leases`;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE 1 = 1;
-EXISTS TABLE `refill`.`partitions`;
 SELECT `model`, toDateTime(if(`window_start` < toDateTime('2023-01-01 00:00:00', 'UTC'), toStartOfYear(`window_start`), toStartOfMonth(`window_start`)), 'UTC') AS `bucket`, count(), sum(`state` = 'done'), sum(`state` = 'pending'), sum(`state` = 'removed'), min(`fingerprint`), max(`fingerprint`), min(`started_at`), max(`published_at`), sum(if(`state` IN ('done', 'partial', 'failed'), ifNull(`row_count`, 0), 0)), toUInt64(0) FROM (SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark` FROM `refill`.`partitions` FINAL WHERE `model` IN ('daily', 'totals')) GROUP BY `model`, `bucket`;
 SELECT arrayElement(['daily'], intDiv(`k`, 4294967296)) AS `model`, toDateTime(if(`window_start` < toDateTime('2023-01-01 00:00:00', 'UTC'), toStartOfYear(`window_start`), toStartOfMonth(`window_start`)), 'UTC') AS `bucket`, count() FROM (SELECT `k`, `window_start`, `started_at`, `published_at`, `up_published` FROM (SELECT transform(`model`, ['daily'], [1], 0) * 4294967296 + toUInt32(toDate(assumeNotNull(`window_start`))) AS `k`, `window_start`, `started_at`, `published_at` FROM (SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark` FROM `refill`.`partitions` FINAL WHERE `model` IN ('daily')) WHERE `window_start` IS NOT NULL) AS `r` ALL INNER JOIN (SELECT arrayJoin(arrayElement(CAST([[1]] AS Array(Array(UInt32))), transform(`model`, ['hourly'], [1], 0))) * 4294967296 + toUInt32(toDate(assumeNotNull(`window_start`))) AS `k`, `published_at` AS `up_published` FROM (SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark` FROM `refill`.`partitions` FINAL WHERE `model` IN ('hourly')) WHERE `window_start` IS NOT NULL AND `published_at` IS NOT NULL) AS `u` USING (`k`)) WHERE `up_published` > `started_at` AND (`published_at` IS NULL OR `up_published` != `published_at`) GROUP BY `model`, `bucket`;
-EXISTS TABLE `refill`.`partitions`;
 SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark` FROM (SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark` FROM `refill`.`partitions` FINAL WHERE `model` IN ('totals', 'daily')) WHERE `window_end` IS NULL OR `model` IN ('totals') OR toUInt32(`window_end`) > transform(`model`, ['daily'], [1704240000], toUInt32(0)) ORDER BY `model`, `window_start`, `partition_key`;
 
 -- renew and release the lease
@@ -319,5 +313,5 @@ SELECT 'shop.daily' AS `table_name`, '20240105T060708Z-abcdef' AS `run_id`, 'hos
 -- clean up the stages of dead runs
 SELECT DISTINCT table FROM system.columns WHERE database = 'refill_stage' AND startsWith(table, '') ORDER BY table;
 SELECT DISTINCT table FROM system.columns WHERE database = 'refill_stage' AND startsWith(table, '') ORDER BY table;
-DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX106w1704067200x1704412800`;
-DROP TABLE IF EXISTS `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX70`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX107w1704067200x1704412800`;
+DROP TABLE IF EXISTS `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX71`;

@@ -5,6 +5,7 @@ SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND 
 EXISTS TABLE `p_refill`.`partitions`;
 EXISTS TABLE `p_refill`.`versions`;
 EXISTS TABLE `p_refill`.`partitions`;
+SELECT count() FROM system.tables WHERE database = 'p_refill' AND name IN ('partitions', 'runs', 'leases', 'versions');
 CREATE DATABASE IF NOT EXISTS `p_refill`;
 CREATE TABLE IF NOT EXISTS `p_refill`.`partitions` (
   `model` String,
@@ -82,18 +83,14 @@ SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `ex
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
 SELECT 'p_staging.orders' AS `table_name`, 'RUN-ID' AS `run_id`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `acquired_at`, toDateTime('NOW', 'UTC') AS `heartbeat_at`, toDateTime('NOW', 'UTC') AS `expires_at`, MICROS AS `version`;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_staging.orders';
-EXISTS TABLE `p_refill`.`leases`;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE 1 = 1;
 SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
 INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
 SELECT 'RUN-ID' AS `run_id`, 'clickhouse' AS `target`, 'running' AS `status`, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS `selection`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `started_at`, NULL AS `finished_at`, 0 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, MICROS AS `version`;
-EXISTS TABLE `p_refill`.`leases`;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE 1 = 1;
-EXISTS TABLE `p_refill`.`runs`;
 SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `p_refill`.`runs` FINAL WHERE 1 = 1 ORDER BY `started_at` DESC, `run_id` DESC LIMIT 100;
 SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
 SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
-EXISTS TABLE `p_refill`.`versions`;
 SELECT `model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions` FROM `p_refill`.`versions` FINAL WHERE `model` IN ('p_staging.orders', 'p_marts.customer_lifetime', 'p_marts.customer_revenue_to_date', 'p_marts.daily_revenue', 'p_marts.revenue_by_region', 'p_marts.rolling_revenue') ORDER BY `model`, `created_at`;
 INSERT INTO `p_refill`.`versions` (`model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions`, `version`)
 SELECT 'p_marts.customer_lifetime' AS `model`, 'FINGERPRINT' AS `fingerprint`, 'model: p_marts.customer_lifetime\ntable: `p_marts`.`customer_lifetime`\ndialect: clickhouse\nref: p_staging.orders -> `p_staging`.`orders`\nsource: p_raw.customers -> `p_raw`.`customers`\n\nSELECT o.customer_id,\n       c.name,\n       count(*) AS orders,\n       sum(o.amount) AS revenue,\n       min(o.order_date) AS first_order\n-- The subquery keeps this portable to a sharded ClickHouse 18.16 cluster,\n-- whose Distributed tables lose a JOIN\'s alias of them.\nFROM (SELECT customer_id, amount, order_date FROM {{ ref("p_staging.orders") }}) AS o\nJOIN {{ source("p_raw.customers") }} AS c ON c.customer_id = o.customer_id\nGROUP BY o.customer_id, c.name\n' AS `text`, toDateTime('NOW', 'UTC') AS `created_at`, NULL AS `accepted_from`, NULL AS `accepted_at`, NULL AS `accepted_partitions`, MICROS AS `version`
@@ -111,21 +108,21 @@ WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
   AND status <> 'test'
 );
 CREATE DATABASE IF NOT EXISTS `p_refill_stage`;
-CREATE TABLE `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
 SELECT order_id, customer_id, order_date, amount, status, region
 FROM `p_raw`.`orders`
 WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
   AND amount >= 10
   AND status <> 'test'
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400' AND active;
-SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` GROUP BY `order_date`;
-SELECT sum(CASE WHEN `order_id` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `amount` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
-SELECT `order_id`, count(*) AS refill_n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` GROUP BY `order_id` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
-SELECT `status`, count(*) AS refill_n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400` WHERE `status` NOT IN ('placed', 'shipped', 'returned') GROUP BY `status` ORDER BY refill_n DESC LIMIT 5;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400' AND active;
+SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400` GROUP BY `order_date`;
+SELECT sum(CASE WHEN `order_id` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `amount` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400`;
+SELECT `order_id`, count(*) AS refill_n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400` GROUP BY `order_id` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+SELECT `status`, count(*) AS refill_n FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400` WHERE `status` NOT IN ('placed', 'shipped', 'returned') GROUP BY `status` ORDER BY refill_n DESC LIMIT 5;
 CREATE DATABASE IF NOT EXISTS `p_staging`;
-CREATE TABLE `p_staging`.`orders` AS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
-ALTER TABLE `p_staging`.`orders` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
+CREATE TABLE `p_staging`.`orders` AS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400`;
+ALTER TABLE `p_staging`.`orders` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400`;
 EXISTS TABLE `p_marts`.`customer_lifetime`;
 DESCRIBE TABLE (
 SELECT o.customer_id,
@@ -139,7 +136,7 @@ FROM (SELECT customer_id, amount, order_date FROM `p_staging`.`orders`) AS o
 JOIN `p_raw`.`customers` AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name
 );
-CREATE TABLE `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58` ENGINE = MergeTree() ORDER BY tuple() AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55` ENGINE = MergeTree() ORDER BY tuple() AS SELECT * FROM (
 SELECT o.customer_id,
        c.name,
        count(*) AS orders,
@@ -151,16 +148,16 @@ FROM (SELECT customer_id, amount, order_date FROM `p_staging`.`orders`) AS o
 JOIN `p_raw`.`customers` AS c ON c.customer_id = o.customer_id
 GROUP BY o.customer_id, c.name
 );
-SELECT count(*) FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
-SELECT `customer_id`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58` GROUP BY `customer_id` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+SELECT count(*) FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55`;
+SELECT `customer_id`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55` GROUP BY `customer_id` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
 CREATE DATABASE IF NOT EXISTS `p_marts`;
-CREATE TABLE `p_marts`.`customer_lifetime` AS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
+CREATE TABLE `p_marts`.`customer_lifetime` AS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55`;
 EXISTS TABLE `p_marts`.`customer_lifetime`;
 SHOW CREATE TABLE `p_marts`.`customer_lifetime`;
 DESCRIBE TABLE `p_marts`.`customer_lifetime`;
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_lifetime__s_RUN_XXXXXX58' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_lifetime__s_RUN_XXXXXX55' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_marts' AND table = 'customer_lifetime' AND active ORDER BY partition_id);
-ALTER TABLE `p_marts`.`customer_lifetime` REPLACE PARTITION ID 'all' FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
+ALTER TABLE `p_marts`.`customer_lifetime` REPLACE PARTITION ID 'all' FROM `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55`;
 EXISTS TABLE `p_marts`.`customer_revenue_to_date`;
 CREATE TABLE IF NOT EXISTS `p_marts`.`customer_revenue_to_date` (`order_date` Date, `customer_id` Int64, `orders_to_date` Int64, `revenue_to_date` Float64) ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date`;
 EXISTS TABLE `p_marts`.`customer_revenue_to_date`;
@@ -186,7 +183,7 @@ FROM (
 ) AS totals
 GROUP BY customer_id
 );
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -206,11 +203,11 @@ FROM (
 ) AS totals
 GROUP BY customer_id
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600' AND active);
-SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600' AND active);
-ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600`;
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600' AND active);
+SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-01') AND min(min_date) < toDate('2024-01-02')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600' AND active);
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600`;
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX77w1704153600x1704240000` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -230,15 +227,15 @@ FROM (
 ) AS totals
 GROUP BY customer_id
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000' AND active);
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000`;
-ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000`;
-INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-02') AND `order_date` < toDate('2024-01-03')), 0);
-SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX83' AND active ORDER BY partition_id;
-ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX83`;
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX77w1704153600x1704240000' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX77w1704153600x1704240000' AND active);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX80` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX77w1704153600x1704240000`;
+ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX80` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX77w1704153600x1704240000`;
+INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX80` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-02') AND `order_date` < toDate('2024-01-03')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX80' AND active ORDER BY partition_id;
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX80`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX80`;
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX87w1704240000x1704326400` ENGINE = MergeTree PARTITION BY toYYYYMM(order_date) ORDER BY order_date SETTINGS index_granularity = 8192 AS SELECT CAST(`order_date` AS Date) AS `order_date`, CAST(`customer_id` AS Int64) AS `customer_id`, CAST(`orders_to_date` AS Int64) AS `orders_to_date`, CAST(`revenue_to_date` AS Float64) AS `revenue_to_date` FROM (
 -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -258,14 +255,14 @@ FROM (
 ) AS totals
 GROUP BY customer_id
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400' AND active
-UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-03') AND min(min_date) < toDate('2024-01-04')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400' AND active);
-CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400`;
-ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400`;
-INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-03') AND `order_date` < toDate('2024-01-04')), 0);
-SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX93' AND active ORDER BY partition_id;
-ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX93`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX87w1704240000x1704326400' AND active
+UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'p_marts' AND table = 'customer_revenue_to_date' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-03') AND min(min_date) < toDate('2024-01-04')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__s_RUN_XXXXXX87w1704240000x1704326400' AND active);
+CREATE TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX90` AS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX87w1704240000x1704326400`;
+ALTER TABLE `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX90` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX87w1704240000x1704326400`;
+INSERT INTO `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX90` SELECT * FROM `p_marts`.`customer_revenue_to_date` WHERE splitByChar('_', _part)[1] IN ('202401') AND NOT ifNull((`order_date` >= toDate('2024-01-03') AND `order_date` < toDate('2024-01-04')), 0);
+SELECT DISTINCT partition_id FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__customer_revenue_to_date__w_RUN_XXXXXX90' AND active ORDER BY partition_id;
+ALTER TABLE `p_marts`.`customer_revenue_to_date` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX90`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__w_RUN_XXXXXX90`;
 EXISTS TABLE `p_marts`.`daily_revenue`;
 DESCRIBE TABLE (
 SELECT order_date,
@@ -276,7 +273,7 @@ FROM `p_staging`.`orders`
 WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
 GROUP BY order_date
 );
-CREATE TABLE `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`order_date`) ORDER BY `order_date` AS SELECT * FROM (
 SELECT order_date,
        count(*) AS orders,
        sum(amount) AS revenue,
@@ -285,12 +282,12 @@ FROM `p_staging`.`orders`
 WHERE order_date >= toDate('2024-01-01') AND order_date < toDate('2024-01-04')
 GROUP BY order_date
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400' AND active;
-SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400` GROUP BY `order_date`;
-SELECT sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `revenue` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
-SELECT `order_date`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
-CREATE TABLE `p_marts`.`daily_revenue` AS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
-ALTER TABLE `p_marts`.`daily_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400' AND active;
+SELECT `order_date` AS refill_bucket, count(*) AS refill_n, min(`order_date`) AS refill_lo, max(`order_date`) AS refill_hi FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400` GROUP BY `order_date`;
+SELECT sum(CASE WHEN `order_date` IS NULL THEN 1 ELSE 0 END), sum(CASE WHEN `revenue` IS NULL THEN 1 ELSE 0 END) FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400`;
+SELECT `order_date`, count(*) AS refill_n FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400` GROUP BY `order_date` HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
+CREATE TABLE `p_marts`.`daily_revenue` AS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400`;
+ALTER TABLE `p_marts`.`daily_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400`;
 EXISTS TABLE `p_marts`.`revenue_by_region`;
 DESCRIBE TABLE (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
@@ -298,16 +295,16 @@ FROM `p_staging`.`orders`
 WHERE region = 'eu'
 GROUP BY region
 );
-CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112` ENGINE = MergeTree() PARTITION BY `region` ORDER BY `region` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX109` ENGINE = MergeTree() PARTITION BY `region` ORDER BY `region` AS SELECT * FROM (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'eu'
 GROUP BY region
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX112' AND active;
-SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112` GROUP BY `region`;
-CREATE TABLE `p_marts`.`revenue_by_region` AS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112`;
-ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX109' AND active;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX109` GROUP BY `region`;
+CREATE TABLE `p_marts`.`revenue_by_region` AS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX109`;
+ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX109`;
 EXISTS TABLE `p_marts`.`revenue_by_region`;
 SHOW CREATE TABLE `p_marts`.`revenue_by_region`;
 DESCRIBE TABLE `p_marts`.`revenue_by_region`;
@@ -317,32 +314,32 @@ FROM `p_staging`.`orders`
 WHERE region = 'us'
 GROUP BY region
 );
-CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX119` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'us'
 GROUP BY region
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX122' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX119' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `p_marts`.`revenue_by_region` WHERE `region` IN ('us'));
-SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122` GROUP BY `region`;
-ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'b6c6e95b00c9f75052f43b4b84b86fd7' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX119` GROUP BY `region`;
+ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'b6c6e95b00c9f75052f43b4b84b86fd7' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX119`;
 DESCRIBE TABLE (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'apac'
 GROUP BY region
 );
-CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX125` ENGINE = MergeTree PARTITION BY region ORDER BY region SETTINGS index_granularity = 8192 AS SELECT CAST(`region` AS String) AS `region`, CAST(`orders` AS UInt64) AS `orders`, CAST(`revenue` AS Float64) AS `revenue` FROM (
 SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM `p_staging`.`orders`
 WHERE region = 'apac'
 GROUP BY region
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX128' AND active
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__revenue_by_region__s_RUN_XXXXXX125' AND active
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `p_marts`.`revenue_by_region` WHERE `region` IN ('apac'));
-SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128` GROUP BY `region`;
-ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'a1abb4f474b18a84e6a7e28bfa45882e' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128`;
+SELECT `region` AS refill_bucket, count(*) AS refill_n, min(`region`) AS refill_lo, max(`region`) AS refill_hi FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX125` GROUP BY `region`;
+ALTER TABLE `p_marts`.`revenue_by_region` REPLACE PARTITION ID 'a1abb4f474b18a84e6a7e28bfa45882e' FROM `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX125`;
 EXISTS TABLE `p_marts`.`rolling_revenue`;
 DESCRIBE TABLE (
 SELECT d.order_date + o.n AS day,
@@ -355,7 +352,7 @@ WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04
   AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
 GROUP BY d.order_date + o.n
 );
-CREATE TABLE `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`day`) ORDER BY `day` AS SELECT * FROM (
+CREATE TABLE `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400` ENGINE = MergeTree() PARTITION BY toYYYYMM(`day`) ORDER BY `day` AS SELECT * FROM (
 SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
        sum(d.orders) AS orders_7d
@@ -366,10 +363,10 @@ WHERE d.order_date >= toDate('2023-12-26') AND d.order_date < toDate('2024-01-04
   AND d.order_date + o.n >= toDate('2024-01-01') AND d.order_date + o.n < toDate('2024-01-04')
 GROUP BY d.order_date + o.n
 );
-SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400' AND active;
-SELECT `day` AS refill_bucket, count(*) AS refill_n, min(`day`) AS refill_lo, max(`day`) AS refill_hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400` GROUP BY `day`;
-CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400`;
-ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400`;
+SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toString(max_date) AS hi FROM system.parts WHERE database = 'p_refill_stage' AND table = 'p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400' AND active;
+SELECT `day` AS refill_bucket, count(*) AS refill_n, min(`day`) AS refill_lo, max(`day`) AS refill_hi FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400` GROUP BY `day`;
+CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400`;
+ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400`;
 INSERT INTO `p_refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
 SELECT 'p_staging.orders' AS `model`, '2024-01-01' AS `partition_key`, 'done' AS `state`, 'FINGERPRINT' AS `fingerprint`, 30 AS `row_count`, 'RUN-ID' AS `run_id`, 1 AS `attempts`, toDateTime('2024-01-01 00:00:00', 'UTC') AS `window_start`, toDateTime('2024-01-02 00:00:00', 'UTC') AS `window_end`, toDateTime('NOW', 'UTC') AS `started_at`, toDateTime('NOW', 'UTC') AS `finished_at`, toDateTime('NOW', 'UTC') AS `published_at`, NULL AS `error`, NULL AS `watermark`, MICROS AS `version`
 UNION ALL SELECT 'p_staging.orders', '2024-01-02', 'done', 'FINGERPRINT', 27, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
@@ -387,16 +384,16 @@ UNION ALL SELECT 'p_marts.revenue_by_region', 'apac', 'done', 'FINGERPRINT', 1, 
 UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-01', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-01 00:00:00', 'UTC'), toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-02', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-02 00:00:00', 'UTC'), toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS
 UNION ALL SELECT 'p_marts.rolling_revenue', '2024-01-03', 'done', 'FINGERPRINT', 1, 'RUN-ID', 1, toDateTime('2024-01-03 00:00:00', 'UTC'), toDateTime('2024-01-04 00:00:00', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), toDateTime('NOW', 'UTC'), NULL, NULL, MICROS;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX58`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX75w1704067200x1704153600`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX80w1704153600x1704240000`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX90w1704240000x1704326400`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX102w1704067200x1704326400`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX112`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX122`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX128`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX135w1704067200x1704326400`;
-DROP TABLE IF EXISTS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX46w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX77w1704153600x1704240000`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX87w1704240000x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__daily_revenue__s_RUN_XXXXXX99w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX109`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX119`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX125`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400`;
+DROP TABLE IF EXISTS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400`;
 INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
 SELECT 'RUN-ID' AS `run_id`, 'clickhouse' AS `target`, 'succeeded' AS `status`, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS `selection`, 'HOST' AS `host`, PID AS `pid`, toDateTime('NOW', 'UTC') AS `started_at`, toDateTime('NOW', 'UTC') AS `finished_at`, 16 AS `succeeded`, 0 AS `failed`, 0 AS `skipped`, NULL AS `error`, MICROS AS `version`;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `run_id` = 'RUN-ID';
