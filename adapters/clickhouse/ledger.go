@@ -186,9 +186,6 @@ func (a *Adapter) nextVersion() uint64 {
 // SetupLedger creates the ledger database and tables if missing; on a
 // cluster they are replicated on every node.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	if _, one := a.role.(single); one && a.ledgerKnown(ledgerTables...) {
-		return nil // (a cluster's nodes are set up each time: one may be new)
-	}
 	if err := a.role.setupLedger(ctx, adapters.Tag{Step: "ledger"}); err != nil {
 		return err
 	}

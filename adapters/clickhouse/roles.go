@@ -116,8 +116,13 @@ func (s single) dropShared(ctx context.Context, tag adapters.Tag, table models.R
 }
 
 func (s single) setupLedger(ctx context.Context, tag adapters.Tag) error {
-	// One query rather than five statements when the ledger is there, as
-	// it is for every run but the first.
+	// Nothing when this adapter saw the ledger's tables, and one query
+	// rather than five statements when the ledger is there, as it is for
+	// every run but the first. (A cluster's nodes are set up every time:
+	// one may be new.)
+	if s.a.ledgerKnown(ledgerTables...) {
+		return nil
+	}
 	names := make([]string, len(ledgerTables))
 	for i, t := range ledgerTables {
 		names[i] = s.a.d.QuoteString(t)

@@ -165,10 +165,7 @@ func (a *Adapter) stage(ctx context.Context, req adapters.StageRequest) (*adapte
 		}
 	}
 	// The query's columns: as the runner described them, or described here.
-	cols := make([]column, len(req.Columns))
-	for i, c := range req.Columns {
-		cols[i] = column{Name: c.Name, Type: c.Type}
-	}
+	cols := plainColumns(req.Columns)
 	if len(cols) == 0 {
 		if cols, err = a.describe(ctx, tag, req.Query); err != nil {
 			return nil, err
