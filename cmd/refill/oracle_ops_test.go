@@ -311,8 +311,8 @@ func (o *oracle) partitionDiff(from, table *sql.DB, m *models.Model, scope *mode
 // dev: what it reads comes from the case's own tables, and each partition
 // the run built must hold exactly what the model computes from them now.
 // Models reading the source (dev2 has none) or their own past (which is
-// dev2's) are left out, as are partitions that read none of dev's
-// partitions the ledger says are built (the run blocks them).
+// dev2's) are left out; partitions reading one of dev's partitions that
+// dev's ledger does not hold built are blocked by the run, not checked.
 func (o *oracle) deferred() {
 	p := o.project()
 	var names []string
