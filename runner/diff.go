@@ -216,7 +216,7 @@ func (e *execution) reviewStages(ctx context.Context) ([]PartitionDiff, error) {
 		if c := order[a.stage.Model] - order[b.stage.Model]; c != 0 {
 			return c
 		}
-		return strings.Compare(a.nodes[0].part.Key, b.nodes[0].part.Key)
+		return strings.Compare(a.nodes[0].result.Partition, b.nodes[0].result.Partition)
 	})
 	d := e.r.Adapter.Dialect()
 	tables := map[*models.Model][]adapters.TableColumn{}
@@ -225,12 +225,12 @@ func (e *execution) reviewStages(ctx context.Context) ([]PartitionDiff, error) {
 		m := su.stage.Model
 		for _, n := range su.nodes {
 			query := "SELECT * FROM " + su.stage.Relation.Quote(d)
-			if w := adapters.ModelWindow(m, []models.Partition{n.part}); !w.Whole() && len(su.nodes) > 1 {
+			if w := adapters.ModelWindow(m, []models.Partition{n.part()}); !w.Whole() && len(su.nodes) > 1 {
 				query += " WHERE " + w.Predicate(d)
 			}
-			pd, err := e.r.compare(ctx, differ, m, n.part, query, tables, e.opts.ReviewExamples)
+			pd, err := e.r.compare(ctx, differ, m, n.part(), query, tables, e.opts.ReviewExamples)
 			if err != nil {
-				return out, fmt.Errorf("%s %s: %w", m.Name, n.part.Key, err)
+				return out, fmt.Errorf("%s %s: %w", m.Name, n.result.Partition, err)
 			}
 			out = append(out, pd)
 		}

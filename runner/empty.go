@@ -25,7 +25,7 @@ func (e *execution) warnEmpty() {
 		if n.result.Status != Succeeded || n.result.Rows != 0 || n.run.Reason == plan.ReasonRemove || n.result.Unchanged {
 			continue
 		}
-		m, p := n.run.Model, n.part
+		m, p := n.run.Model, n.part()
 		for _, up := range m.Upstream {
 			if up == m || m.Kind() == models.TimePartitioned && up.Kind() != models.TimePartitioned {
 				// Its own past, or a whole table it looks things up in,

@@ -20,7 +20,7 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 		// The unit's own partitions are staged in order below, each read
 		// by the next of a model reading its own past: only other units
 		// must have succeeded.
-		if why := failedDepOutside(n, u); why != "" {
+		if why := e.failedDepOutside(n, u); why != "" {
 			e.skipAll(u, fmt.Sprintf("not rebuilt: %s", why))
 			return
 		}
@@ -105,8 +105,8 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 }
 
 // failedDepOutside is failedDep for the dependencies of n outside unit u.
-func failedDepOutside(n *node, u *unit) string {
-	for _, d := range n.deps {
+func (g *dag) failedDepOutside(n *node, u *unit) string {
+	for _, d := range g.depsOf(n) {
 		if d.unit != u && d.result.Status != Succeeded {
 			return fmt.Sprintf("upstream %s %s %s", d.result.Model, d.result.Partition, d.result.Status)
 		}

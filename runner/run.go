@@ -134,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	if opts.Observe == nil {
 		opts.Observe = func(Event) {}
 	}
-	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}}
+	e := &execution{r: r, plan: p, opts: opts, observe: opts.Observe, counts: map[string]map[string]int64{}, dag: &dag{}}
 	e.summary = &Summary{RunID: opts.RunID, Started: r.Now(), Plan: p}
 	settled := false // planned again since the plan given
 	if p.Len() == 0 {
@@ -201,7 +201,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan, opts RunOptions) (*Summa
 	})
 	defer stopHeartbeat()
 
-	e.nodes, e.units, e.results = schedule(p, e.batchSize)
+	e.dag = schedule(p, e.batchSize)
 	opts.Observe(Event{Kind: EventStart, Total: len(e.nodes)})
 	if opts.Together {
 		e.together(runCtx)
@@ -247,9 +247,7 @@ type execution struct {
 	plan    *plan.Plan
 	opts    RunOptions
 	observe func(Event)
-	nodes   []*node
-	units   []*unit
-	results []PartitionResult // the nodes' (schedule)
+	*dag    // the partitions, their units and results (schedule)
 	summary *Summary
 
 	mu       sync.Mutex
@@ -385,8 +383,8 @@ func (e *execution) stop(why string) {
 // node is final or the run stops.
 func (e *execution) loop(ctx context.Context) {
 	ready := &readyUnits{}
-	for _, u := range e.units {
-		if u.waiting == 0 {
+	for i := range e.units {
+		if u := &e.units[i]; u.waiting == 0 {
 			heap.Push(ready, u)
 		}
 	}
@@ -409,7 +407,7 @@ func (e *execution) loop(ctx context.Context) {
 		case u := <-done:
 			running--
 			for _, n := range u.nodes {
-				for _, w := range n.waiters {
+				for _, w := range e.waitersOf(n) {
 					if w.waiting--; w.waiting == 0 {
 						heap.Push(ready, w)
 					}
@@ -446,11 +444,11 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 	}
 	var runnable []*node
 	for _, n := range u.nodes {
-		if why := failedDep(n); why != "" {
+		if why := e.failedDep(n); why != "" {
 			e.settle(n, PartitionResult{Status: Skipped, Err: errors.New(why)})
 			continue
 		}
-		if n.run.Conditional && !changedDep(n) {
+		if n.run.Conditional && !e.changedDep(n) {
 			// What it reads was refreshed and came out the same: it is
 			// still done, as its record says.
 			var rows int64
@@ -477,8 +475,8 @@ func (e *execution) runUnit(ctx context.Context, u *unit) {
 
 // changedDep reports whether a partition n reads, planned in this run,
 // published new rows.
-func changedDep(n *node) bool {
-	for _, d := range n.deps {
+func (g *dag) changedDep(n *node) bool {
+	for _, d := range g.depsOf(n) {
 		if d.result.Status == Succeeded && !d.result.Unchanged {
 			return true
 		}
@@ -487,8 +485,8 @@ func changedDep(n *node) bool {
 }
 
 // failedDep explains why n cannot run, or returns "".
-func failedDep(n *node) string {
-	for _, d := range n.deps {
+func (g *dag) failedDep(n *node) string {
+	for _, d := range g.depsOf(n) {
 		if d.result.Status != Succeeded {
 			return fmt.Sprintf("upstream %s %s %s", d.result.Model, d.result.Partition, d.result.Status)
 		}
@@ -522,7 +520,7 @@ func (e *execution) attempt(ctx context.Context, group []*node, keep bool) (su *
 	m := group[0].run.Model
 	keys := make([]string, len(group))
 	for i, n := range group {
-		keys[i] = n.part.Key
+		keys[i] = n.result.Partition
 	}
 	e.observe(Event{Kind: EventUnit, Model: m.Name, Partitions: keys})
 	start := time.Now()
@@ -585,8 +583,9 @@ func (e *execution) fail(ctx context.Context, group []*node, err error, attempts
 
 func (e *execution) failedRecord(n *node, err error, attempts int, now time.Time) adapters.Record {
 	st := n.run
-	rec := adapters.Record{Model: st.Model.Name, Partition: n.part.Key, State: adapters.RecordFailed,
-		RunID: e.opts.RunID, Attempts: attempts, WindowStart: n.part.Start, WindowEnd: n.part.End,
+	part := n.part()
+	rec := adapters.Record{Model: st.Model.Name, Partition: part.Key, State: adapters.RecordFailed,
+		RunID: e.opts.RunID, Attempts: attempts, WindowStart: part.Start, WindowEnd: part.End,
 		StartedAt: now, FinishedAt: now, Error: e.opts.redact(err.Error())}
 	rec.Fingerprint = st.Model.Version(e.r.Scope).Fingerprint
 	if prev := st.Record; prev != nil {
@@ -651,5 +650,5 @@ func (e *execution) finish() *Summary {
 }
 
 func keyRange(group []*node) string {
-	return models.KeyRange(group[0].part.Key, group[len(group)-1].part.Key)
+	return models.KeyRange(group[0].result.Partition, group[len(group)-1].result.Partition)
 }

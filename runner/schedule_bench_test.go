@@ -31,7 +31,7 @@ func BenchmarkInitialBackfillBookkeeping(b *testing.B) {
 			b.Fatal(err)
 		}
 		e := &execution{r: &Runner{}, plan: pl, observe: func(Event) {}, summary: &Summary{}}
-		e.nodes, e.units, e.results = schedule(pl, func(*models.Model) int { return 1 })
+		e.dag = schedule(pl, func(*models.Model) int { return 1 })
 		for _, n := range e.nodes {
 			e.settle(n, PartitionResult{Status: Succeeded, Rows: 1})
 		}

@@ -21,7 +21,8 @@ func (e *execution) together(ctx context.Context) {
 	ov, _ := e.r.Adapter.(adapters.Overlayer)
 	defer e.cleanupStaged(ctx)
 	byModel := map[*models.Model][]*unit{}
-	for _, u := range e.units {
+	for i := range e.units {
+		u := &e.units[i]
 		byModel[u.model] = append(byModel[u.model], u)
 	}
 	hasDownstream := map[*models.Model]bool{}

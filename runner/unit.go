@@ -50,7 +50,7 @@ func (e *execution) execute(ctx context.Context, group []*node, attempt int, kee
 	}
 	parts := make([]models.Partition, len(group))
 	for i, n := range group {
-		parts[i] = n.part
+		parts[i] = n.part()
 	}
 	scope := e.r.Scope
 	if refs, this := e.overlayRefs(), e.thisOf(m); refs != nil || this != "" {
@@ -375,7 +375,7 @@ func (e *execution) remove(ctx context.Context, group []*node, attempt int, keep
 	m := group[0].run.Model
 	parts := make([]models.Partition, len(group))
 	for i, n := range group {
-		parts[i] = n.part
+		parts[i] = n.part()
 	}
 	started := e.r.Now()
 	records := e.records(m, parts, m.Version(e.r.Scope).Fingerprint, make([]int64, len(parts)), attempt, started, make([]plan.Marks, len(parts)), time.Time{})
