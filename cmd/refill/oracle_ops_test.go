@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -307,8 +306,10 @@ func (o *oracle) partitionDiff(from, table *sql.DB, m *models.Model, scope *mode
 	return rowDiff(want, got)
 }
 
-// deferred builds one model in a second DuckDB target, dev2, with --defer
-// dev: what it reads comes from the case's own tables, and each partition
+// deferred builds one model in a second target, dev2 (another DuckDB file,
+// or the same ClickHouse server's databases of another prefix, with a
+// ledger of their own), with --defer dev: what it reads comes from the
+// case's own tables, and each partition
 // the run built must hold exactly what the model computes from them now.
 // Models reading the source (dev2 has none) or their own past (which is
 // dev2's) are left out; partitions reading one of dev's partitions that
@@ -349,10 +350,7 @@ func (o *oracle) deferred() {
 	}
 	prod := o.open()
 	defer prod.Close()
-	dev2, err := sql.Open("duckdb", filepath.Join(o.dir, "dev2.duckdb"))
-	if err != nil {
-		o.t.Fatal(err)
-	}
+	dev2 := o.wh.dev2(name)
 	defer dev2.Close()
 	m, gm := p.ModelByName(name), o.byName[name]
 	scope := &models.Scope{Dialect: duckdb.Dialect{}, Schema: "main", Vars: p.Vars, Target: "dev"}

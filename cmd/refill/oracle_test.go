@@ -640,7 +640,7 @@ func (o *oracle) step() {
 	default:
 		o.run(false)
 	}
-	if _, duck := o.wh.(*duckWarehouse); duck && o.rng.IntN(5) == 0 {
+	if o.rng.IntN(5) == 0 {
 		o.deferred()
 	}
 	if o.rng.IntN(6) == 0 {

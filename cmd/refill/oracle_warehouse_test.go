@@ -80,6 +80,10 @@ type warehouse interface {
 	// caughtUp returns once node, started again, answers and its replicas
 	// of the case's tables have caught up.
 	caughtUp(node string)
+	// dev2 returns a DuckDB database whose main.<name> holds, now, the table
+	// name of the second target, dev2, which builds models from dev's
+	// tables (--defer dev; see oracle.deferred). The caller closes it.
+	dev2(name string) *sql.DB
 }
 
 // A killPoint is a kind of statement, by the first line --verbose prints.
@@ -172,6 +176,14 @@ func (w *duckWarehouse) elsewhere() (string, map[string]string) { return "", nil
 func (w *duckWarehouse) stoppable() (string, string)            { return "", "" }
 func (w *duckWarehouse) caughtUp(string)                        {}
 
+func (w *duckWarehouse) dev2(string) *sql.DB {
+	db, err := sql.Open("duckdb", filepath.Join(w.dir, "dev2.duckdb"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return db
+}
+
 // tableIn reports whether the DuckDB file at path has table schema.name.
 func tableIn(t *testing.T, path, schema, name string) bool {
 	db, err := sql.Open("duckdb", path)
@@ -214,7 +226,7 @@ func newClickHouseWarehouse(t *testing.T, dir string, server adaptertest.Server,
 		if layout != "" {
 			on = " ON CLUSTER " + w.env[1]
 		}
-		for _, db := range []string{"", "_refill", "_stage", "_raw"} {
+		for _, db := range []string{"", "_refill", "_stage", "_raw", "_dev2", "_dev2_refill", "_dev2_stage"} {
 			w.a.DB().Exec("DROP DATABASE IF EXISTS " + w.prefix + db + on)
 		}
 	})
@@ -229,23 +241,40 @@ func (w *clickhouseWarehouse) String() string {
 	return s
 }
 
-// targets: dev, and on a cluster other, through the node the variable
-// REFILL_ORACLE_NODE names (see elsewhere).
+// targets: dev; dev2, the same server's databases of another prefix,
+// with a ledger of its own (see oracle.deferred); and on a cluster other,
+// dev through the node the variable REFILL_ORACLE_NODE names (see
+// elsewhere).
 func (w *clickhouseWarehouse) targets() string {
 	b := strings.Builder{}
 	b.WriteString("target: dev\ntargets:\n")
-	target := func(name, dsnVar string) {
+	target := func(name, dsnVar, prefix string) {
 		fmt.Fprintf(&b, "  %s:\n    adapter: clickhouse\n    dsn: \"${%s}\"\n    schema: %s\n    ledger_schema: %s_refill\n    stage_schema: %s_stage\n",
-			name, dsnVar, w.prefix, w.prefix, w.prefix)
+			name, dsnVar, prefix, prefix, prefix)
 		if w.layout != "" {
 			fmt.Fprintf(&b, "    cluster: \"${%s}\"\n    layout: %s\n", w.server.Vars[1], w.layout)
 		}
 	}
-	target("dev", w.server.Vars[0])
+	target("dev", w.server.Vars[0], w.prefix)
+	target("dev2", w.server.Vars[0], w.prefix+"_dev2")
 	if w.layout != "" {
-		target("other", "REFILL_ORACLE_NODE")
+		target("other", "REFILL_ORACLE_NODE", w.prefix)
 	}
 	return b.String()
+}
+
+// dev2 mirrors dev2's table name into a DuckDB file of its own.
+func (w *clickhouseWarehouse) dev2(name string) *sql.DB {
+	path := filepath.Join(w.dir, "dev2-mirror.duckdb")
+	for _, f := range []string{path, path + ".wal"} {
+		os.Remove(f)
+	}
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.copy(db, models.Relation{Schema: w.prefix + "_dev2", Name: name}, "main."+name)
+	return db
 }
 
 // elsewhere: on a cluster, the last node of the list, of the last shard.
