@@ -114,15 +114,28 @@ func testSummaries(t *testing.T, h *Harness) {
 
 	q := adapters.SummaryQuery{Models: []string{"d", "u", "c", "w", "l"}, Yearly: at("2023-01-01 00"), Self: []string{"c"},
 		Edges: []adapters.Edge{{Down: "d", Up: "u", Grain: models.Day}, {Down: "w", Up: "d", Grain: models.SundayWeek}}}
-	for _, q := range []adapters.SummaryQuery{q, {Models: q.Models}} {
-		got, err := ls.SummarizePartitions(h.Ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g, w := summaryLines(got), summaryLines(summarize(records, q)); g != w {
-			t.Errorf("SummarizePartitions(%+v):\n got\n%s\nwant\n%s", q, g, w)
+	check := func(when string) {
+		t.Helper()
+		for _, q := range []adapters.SummaryQuery{q, {Models: q.Models}} {
+			got, err := ls.SummarizePartitions(h.Ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := summaryLines(got), summaryLines(summarize(records, q)); g != w {
+				t.Errorf("SummarizePartitions(%+v), %s:\n got\n%s\nwant\n%s", q, when, g, w)
+			}
 		}
 	}
+	check("first")
+	// Asked again, and after records change: an adapter that keeps the
+	// summaries it computed (DuckDB) serves the ledger as it is now.
+	check("asked again")
+	records[8].PublishedAt = built.Add(time.Hour)                // u's first hour, republished after d read it
+	records[6].State, records[6].Rows = adapters.RecordFailed, 4 // d's 2023-02-10
+	if err := h.A.RecordPartitions(h.Ctx, []adapters.Record{records[8], records[6]}); err != nil {
+		t.Fatal(err)
+	}
+	check("after two records changed")
 
 	rq := adapters.RecordQuery{All: []string{"l"}, Since: map[string]time.Time{"d": at("2023-01-01 00"), "c": at("2023-01-04 00")}}
 	got, err := ls.QueryPartitions(h.Ctx, rq)

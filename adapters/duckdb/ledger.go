@@ -212,35 +212,6 @@ func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Vers
 	return sqlkit.VersionsFromResult(res)
 }
 
-// SummarizePartitions summarizes the records q asks for, per bucket.
-func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQuery) ([]adapters.RecordSummary, error) {
-	if ok, err := a.ledgerExists(ctx); err != nil || !ok || len(q.Models) == 0 {
-		return nil, err
-	}
-	table := a.ledgerTable(sqlkit.PartitionsTable)
-	bucket := func(ts string) string {
-		if q.Yearly.IsZero() {
-			return "date_trunc('month', " + ts + ")"
-		}
-		return fmt.Sprintf("CASE WHEN %s < %s THEN date_trunc('year', %s) ELSE date_trunc('month', %s) END", ts, a.d.Timestamp(q.Yearly), ts, ts)
-	}
-	tag := adapters.Tag{Step: "ledger"}
-	res, err := a.Query(ctx, sqlkit.SummarizeSQL(a.d, table, bucket, q), tag)
-	if err != nil {
-		return nil, err
-	}
-	sums, err := sqlkit.SummariesFromResult(res)
-	if err != nil || len(q.Edges) == 0 {
-		return sums, err
-	}
-	trunc := func(g models.Grain, ts string) string { return a.d.DateTrunc(g, ts) }
-	if res, err = a.Query(ctx, sqlkit.StaleSQL(a.d, table, bucket, trunc, q), tag); err != nil {
-		return nil, err
-	}
-	sqlkit.AddStale(sums, res)
-	return sums, nil
-}
-
 // QueryPartitions returns the records q asks for.
 func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) ([]adapters.Record, error) {
 	if ok, err := a.ledgerExists(ctx); err != nil || !ok {

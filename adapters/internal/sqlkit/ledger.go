@@ -417,14 +417,29 @@ func anyStrings(ss []string) []any {
 
 // SummariesFromResult reads a Query result of SummarizeSQL.
 func SummariesFromResult(res *adapters.Result) ([]adapters.RecordSummary, error) {
+	return summariesFromResult(res, summaryColumns)
+}
+
+// KeptSummariesFromResult reads summaries as SummariesFromResult does,
+// each row followed by its Stale count: summaries with their pairing's
+// counts, as a warehouse that keeps them stores them.
+func KeptSummariesFromResult(res *adapters.Result) ([]adapters.RecordSummary, error) {
+	return summariesFromResult(res, summaryColumns+1)
+}
+
+func summariesFromResult(res *adapters.Result, columns int) ([]adapters.RecordSummary, error) {
 	out := make([]adapters.RecordSummary, 0, len(res.Rows))
 	for _, row := range res.Rows {
-		if len(row) != summaryColumns {
-			return nil, fmt.Errorf("summary row has %d columns, want %d", len(row), summaryColumns)
+		if len(row) != columns {
+			return nil, fmt.Errorf("summary row has %d columns, want %d", len(row), columns)
 		}
-		out = append(out, adapters.RecordSummary{Model: str(row[0]), Bucket: when(row[1]), Records: adapters.Int(row[2]), Done: adapters.Int(row[3]),
+		s := adapters.RecordSummary{Model: str(row[0]), Bucket: when(row[1]), Records: adapters.Int(row[2]), Done: adapters.Int(row[3]),
 			Pending: adapters.Int(row[4]), Removed: adapters.Int(row[5]), MinFingerprint: str(row[6]), MaxFingerprint: str(row[7]),
-			MinStarted: when(row[8]), MaxPublished: when(row[9]), Rows: adapters.Int(row[10]), SelfStale: adapters.Int(row[11])})
+			MinStarted: when(row[8]), MaxPublished: when(row[9]), Rows: adapters.Int(row[10]), SelfStale: adapters.Int(row[11])}
+		if columns > summaryColumns {
+			s.Stale = adapters.Int(row[summaryColumns])
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }
