@@ -104,7 +104,8 @@ func (e *execution) rebuildUnit(ctx context.Context, u *unit) {
 	}
 }
 
-// failedDepOutside is failedDep for the dependencies of n outside unit u.
+// failedDepOutside is failedDep for the dependencies of n outside unit u
+// (all of them for a nil u).
 func (g *dag) failedDepOutside(n *node, u *unit) string {
 	for _, d := range g.depsOf(n) {
 		if d.unit != u && d.result.Status != Succeeded {

@@ -485,14 +485,7 @@ func (g *dag) changedDep(n *node) bool {
 }
 
 // failedDep explains why n cannot run, or returns "".
-func (g *dag) failedDep(n *node) string {
-	for _, d := range g.depsOf(n) {
-		if d.result.Status != Succeeded {
-			return fmt.Sprintf("upstream %s %s %s", d.result.Model, d.result.Partition, d.result.Status)
-		}
-	}
-	return ""
-}
+func (g *dag) failedDep(n *node) string { return g.failedDepOutside(n, nil) }
 
 // runGroup runs one batch with retries, then splits it when it failed.
 func (e *execution) runGroup(ctx context.Context, group []*node) {

@@ -33,7 +33,7 @@ type node struct {
 	run *plan.Run
 	// start and end are the partition's window in Unix seconds, for the
 	// partitions of runs of more than one (time partitions, whose key is
-	// the result's): partition rebuilds it.
+	// the result's): part rebuilds it.
 	start, end int64
 	// deps are the nodes this one reads (a range of dag.deps), waiters
 	// the units waiting for it (a range of dag.waiters).
@@ -80,9 +80,7 @@ type unit struct {
 // schedule builds the partition-level DAG of a plan and groups it into
 // units of at most batch(m) consecutive partitions.
 func schedule(p *plan.Plan, batch func(*models.Model) int) *dag {
-	if p.Len() > math.MaxInt32 {
-		panic(fmt.Sprintf("a run of %d partitions: more than a run can schedule", p.Len()))
-	}
+	index(p.Len())
 	g := &dag{nodes: make([]*node, p.Len()), deps: make([]*node, 0, p.Len()), results: make([]PartitionResult, p.Len(), p.Len()+p.LenBlocked())}
 	all := make([]node, p.Len()) // one allocation, not one a node
 	runs := p.Runs()
@@ -118,7 +116,7 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) *dag {
 	// it reads (models.DependencySpan).
 	for _, n := range nodes {
 		m, part := n.run.Model, n.part()
-		n.deps.lo = g.index(len(g.deps))
+		n.deps.lo = index(len(g.deps))
 		for _, up := range m.Upstream {
 			upNodes := byModel[up]
 			if len(upNodes) == 0 {
@@ -158,7 +156,7 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) *dag {
 				n.after = ns[i-1]
 			}
 		}
-		n.deps.hi = g.index(len(g.deps))
+		n.deps.hi = index(len(g.deps))
 	}
 	// Each unit is a range of its model's nodes. Counted first: a run of
 	// one partition a unit, the default, holds millions.
@@ -169,7 +167,7 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) *dag {
 	g.units = make([]unit, 0, count)
 	for _, m := range p.Models {
 		split(p, m, byModel[m], batch, func(ns []*node) {
-			g.units = append(g.units, unit{model: m, order: g.index(len(g.units)), nodes: ns})
+			g.units = append(g.units, unit{model: m, order: index(len(g.units)), nodes: ns})
 			for _, n := range ns {
 				n.unit = &g.units[len(g.units)-1]
 			}
@@ -186,10 +184,10 @@ func schedule(p *plan.Plan, batch func(*models.Model) int) *dag {
 	next := 0
 	for _, n := range nodes {
 		count := int(n.waiters.hi)
-		n.waiters = span{g.index(next), g.index(next)}
+		n.waiters = span{index(next), index(next)}
 		next += count
 	}
-	g.waiters = make([]*unit, g.index(next))
+	g.waiters = make([]*unit, index(next))
 	for i := range g.units {
 		u := &g.units[i]
 		g.eachWait(u, func(d *node) {
@@ -251,9 +249,9 @@ func (g *dag) eachWait(u *unit, f func(d *node)) {
 
 // index returns i as an index of a dag's arrays, which a node holds as
 // 32 bits.
-func (g *dag) index(i int) int32 {
+func index(i int) int32 {
 	if i > math.MaxInt32 {
-		panic(fmt.Sprintf("a run's DAG of %d edges: more than a run can schedule", i))
+		panic(fmt.Sprintf("a run's DAG of %d nodes or edges: more than a run can schedule", i))
 	}
 	return int32(i)
 }

@@ -156,7 +156,6 @@ func (a *Adapter) keep(ctx context.Context, key, query string) error {
 	t := models.Relation{Schema: a.cfg.LedgerSchema, Name: keptTable}.Quote(a.d)
 	cols := strings.Join(keptSummaryColumns, ", ")
 	return a.exec(ctx, "ledger",
-		"CREATE SCHEMA IF NOT EXISTS "+a.d.QuoteIdent(a.cfg.LedgerSchema),
 		keptTableSQL(a.d, a.cfg.LedgerSchema),
 		fmt.Sprintf("DELETE FROM %s WHERE query_key = %s OR NOT EXISTS (SELECT 1 FROM (%s) AS s(n, h) WHERE s.n = ledger_records AND s.h = ledger_state)",
 			t, a.d.QuoteString(key), ledgerStateSQL(a.ledgerTable(sqlkit.PartitionsTable))),

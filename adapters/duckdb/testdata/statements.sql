@@ -313,7 +313,6 @@ SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "ex
 SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "summaries"
 -- begin
-CREATE SCHEMA IF NOT EXISTS "refill";
 CREATE TABLE IF NOT EXISTS "refill"."summaries" (
   query_key VARCHAR NOT NULL, ledger_records BIGINT NOT NULL, ledger_state VARCHAR NOT NULL,
   model VARCHAR NOT NULL, bucket TIMESTAMP, records BIGINT, done BIGINT, pending BIGINT, removed BIGINT,
