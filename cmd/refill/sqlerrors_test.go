@@ -94,8 +94,11 @@ func TestClickHouseSyntaxErrorAtTheModelLine(t *testing.T) {
 	b := make([]byte, 3)
 	rand.Read(b)
 	schema := "s" + hex.EncodeToString(b)
+	dropClickHouseDatabases(t, schema, schema+"_refill", schema+"_stage")
 	dir := t.TempDir()
-	write(t, dir, "refill.yml", "targets:\n  dev: {adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", schema: "+schema+", ledger_schema: "+schema+"_refill}\nvars: {k: 1}\n")
+	// A stage database of its own: another test's ledger takes stages in
+	// a shared one for a dead run's and drops them.
+	write(t, dir, "refill.yml", "targets:\n  dev: {adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", schema: "+schema+", ledger_schema: "+schema+"_refill, stage_schema: "+schema+"_stage}\nvars: {k: 1}\n")
 	write(t, dir, "models/x.sql", brokenModel)
 	r := refill(t, dir, "run", "--now=2024-02-01", "--yes")
 	if want := "models/x.sql:15:12: "; r.code != exitFailed || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "15 |   count(*) 1 AS n") {
@@ -187,8 +190,9 @@ func TestValidateConnect(t *testing.T) {
 				b := make([]byte, 3)
 				rand.Read(b)
 				schema := "v" + hex.EncodeToString(b)
-				target = "{adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", schema: " + schema + ", ledger_schema: " + schema + "_refill}"
-				dropClickHouseDatabases(t, schema, schema+"_refill")
+				// A stage database of its own (see above).
+				target = "{adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", schema: " + schema + ", ledger_schema: " + schema + "_refill, stage_schema: " + schema + "_stage}"
+				dropClickHouseDatabases(t, schema, schema+"_refill", schema+"_stage")
 			}
 			write(t, dir, "refill.yml", "targets:\n  dev: "+target+"\nvars: {k: 1}\n")
 			write(t, dir, "models/a.sql", "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-02\n*/\nSELECT {{ start }} AS d, 1 AS n\n")
