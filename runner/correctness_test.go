@@ -334,8 +334,9 @@ WHERE ts >= {{ start }} AND ts < {{ end }} GROUP BY 1`,
 	}
 }
 
-// A killed run is recorded abandoned, and every stage a dead run
-// left is dropped, whatever table it was for.
+// A killed run is recorded abandoned, and every stage a dead run of the
+// ledger left is dropped, whatever table it was for; another ledger's
+// runs' stages (a target that shares the stage schema) are left to it.
 func TestHousekeeping(t *testing.T) {
 	t.Parallel()
 	e := eventsEnv(t, []string{"hourly", "daily"}, nil)
@@ -366,14 +367,28 @@ func TestHousekeeping(t *testing.T) {
 	}
 
 	// A run that went on with a node down leaves its stage there; a run
-	// with nothing to build still drops it (nothing later would).
-	left = adapters.StageName(models.Relation{Schema: "main", Name: "hourly"}, adapters.KindStage, "20240101T000001Z-0ff000", "x2")
+	// with nothing to build still drops it (nothing later would). The
+	// stage of a run that is not the ledger's stays, lease or none.
+	runs, err = e.db.Runs(ctx, 1)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("the ledger's runs: %v, %v", runs, err)
+	}
+	left = adapters.StageName(models.Relation{Schema: "main", Name: "hourly"}, adapters.KindStage, runs[0].ID, "x2")
 	e.query(fmt.Sprintf(`CREATE TABLE refill_stage."%s" AS SELECT 1 AS x`, left))
+	foreign := adapters.StageName(models.Relation{Schema: "other", Name: "hourly"}, adapters.KindStage, "20240101T000001Z-0ff000", "x3")
+	e.query(fmt.Sprintf(`CREATE TABLE refill_stage."%s" AS SELECT 1 AS x`, foreign))
 	if s := e.run(plan.Selection{Select: []string{"hourly"}, From: "2024-01-01", To: "2024-01-01", Now: apr2024}, runner.RunOptions{}); len(s.Partitions) != 0 {
 		t.Fatalf("the second run built %d partitions, want none", len(s.Partitions))
 	}
-	if n := e.count(`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`); n != 0 {
-		t.Errorf("%d stages left after a run with nothing to build", n)
+	if got := e.count(`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'refill_stage'`); got != 1 {
+		t.Errorf("%d stages left after a run with nothing to build; want 1, the other ledger's", got)
+	}
+	if got := e.count(fmt.Sprintf(`SELECT count(*) FROM information_schema.tables WHERE table_name = '%s'`, foreign)); got != 1 {
+		t.Errorf("a run with nothing to build dropped the stage of another ledger's run")
+	}
+	e.run(plan.Selection{Select: []string{"hourly"}, From: "2024-01-02", To: "2024-01-02", Now: apr2024}, runner.RunOptions{})
+	if got := e.count(fmt.Sprintf(`SELECT count(*) FROM information_schema.tables WHERE table_name = '%s'`, foreign)); got != 1 {
+		t.Errorf("a run's housekeeping dropped the stage of another ledger's run")
 	}
 }
 

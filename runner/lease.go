@@ -190,8 +190,9 @@ func (r *Runner) heartbeat(ctx context.Context, runID string, ttl time.Duration,
 }
 
 // housekeeping records runs that were killed (still "running", with
-// every lease expired) as abandoned, and drops the staging tables of runs
-// that hold no live lease. Errors are warnings: they do not stop the run.
+// every lease expired) as abandoned, and drops the staging tables of the
+// ledger's runs that hold no live lease. Errors are warnings: they do not
+// stop the run.
 func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Event)) {
 	live, lastBeat, err := r.LiveRuns(ctx, runID)
 	if err != nil {
@@ -230,21 +231,16 @@ func (r *Runner) housekeeping(ctx context.Context, runID string, observe func(Ev
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("%v; the staging tables of stopped runs are kept for the next run", err)})
 		return
 	}
-	if c, ok := r.Adapter.(adapters.StageCleaner); ok {
-		if err := c.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
-			observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})
-		}
-	}
+	r.cleanStages(ctx, live, observe)
 }
 
-// dropDeadStages drops the staging tables of runs that hold no live
-// lease, for a run that has nothing to build (so takes no lease). If a
+// dropDeadStages drops the staging tables of the ledger's runs that hold
+// no live lease, for a run that has nothing to build (so takes no lease). If a
 // stage may hold a publication the ledger does not show, they are all
 // left to the next run that builds something: recording it pending
 // would make a run that built nothing change what status says.
 func (r *Runner) dropDeadStages(ctx context.Context, observe func(Event)) {
-	c, ok := r.Adapter.(adapters.StageCleaner)
-	if !ok {
+	if _, ok := r.Adapter.(adapters.StageCleaner); !ok {
 		return
 	}
 	live, _, err := r.LiveRuns(ctx, "")
@@ -261,7 +257,18 @@ func (r *Runner) dropDeadStages(ctx context.Context, observe func(Event)) {
 		observe(Event{Kind: EventHousekeeping, Message: fmt.Sprintf("kept the staging tables of stopped runs: they may hold %d unrecorded publications, which the next run that builds records", len(pending))})
 		return
 	}
-	if err := c.CleanStages(ctx, func(token string) bool { return !live[token] }); err != nil {
+	r.cleanStages(ctx, live, observe)
+}
+
+// cleanStages drops the staging tables of the runs dead to this ledger
+// (plan.DeadRuns): those of another ledger's runs are left to it.
+func (r *Runner) cleanStages(ctx context.Context, live map[string]bool, observe func(Event)) {
+	c, ok := r.Adapter.(adapters.StageCleaner)
+	if !ok {
+		return
+	}
+	dead := r.DeadRuns(ctx, live)
+	if err := errors.Join(c.CleanStages(ctx, dead.Dead), dead.Err()); err != nil {
 		observe(Event{Kind: EventWarning, Message: fmt.Sprintf("dropping staging tables that stopped runs left: %v", err)})
 	}
 }

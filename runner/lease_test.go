@@ -45,6 +45,9 @@ func TestARunPlansAgainWhenARunItDidNotWaitForStopped(t *testing.T) {
 			r.Clock = func() time.Time { return time.Now() }
 			host, _ := os.Hostname()
 			now := time.Now()
+			if err := e.db.SaveRun(ctx, &adapters.Run{ID: dead, Target: "dev", Status: adapters.RunRunning, StartedAt: now}); err != nil {
+				t.Fatal(err)
+			}
 			if err := e.db.AcquireLease(ctx, adapters.Lease{Table: table.String(), RunID: dead, Host: host + "-elsewhere",
 				AcquiredAt: now, HeartbeatAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 				t.Fatal(err)

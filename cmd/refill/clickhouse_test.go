@@ -273,6 +273,36 @@ WHERE e.d >= {{ start }} AND e.d < {{ end }}`)
 		}
 	}
 
+	// A project of another ledger on the same server, staging in the same
+	// database, runs now: the killed run's stages are this ledger's
+	// evidence, not that one's to drop (as its housekeeping did when a
+	// run without a live lease counted as dead, whatever its ledger).
+	other := t.TempDir()
+	write(t, other, "refill.yml", "targets:\n  dev: {adapter: clickhouse, dsn: \"${CLICKHOUSE_DSN}\", ledger_schema: "+prefix+"ledger2}\n")
+	write(t, other, "models/"+prefix+"other/n.sql", "SELECT 1 AS x")
+	t.Cleanup(func() {
+		for _, db := range []string{"other", "ledger2"} {
+			ch.DB().Exec("DROP DATABASE IF EXISTS `" + prefix + db + "`")
+		}
+	})
+	stages := func() int64 {
+		t.Helper()
+		res, err := ch.Query(context.Background(), fmt.Sprintf("SELECT count() FROM system.tables WHERE database = 'refill_stage' AND startsWith(name, '%s')",
+			adapters.StagePrefix(models.Relation{Schema: prefix + "mart", Name: "m"})), adapters.Tag{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return adapters.Int(adapters.Normalize(res.Rows[0][0]))
+	}
+	kept := stages()
+	if kept == 0 {
+		t.Fatalf("the killed run kept no stage\n%s", out)
+	}
+	mustRefill(t, other, "run", crashNow)
+	if n := stages(); n != kept {
+		t.Fatalf("a run of another ledger dropped %d of the killed run's %d stages", kept-n, kept)
+	}
+
 	got, st := sums("w"), statesFor(2)
 	fresh, pending := 0, 0
 	for d, b := range base {

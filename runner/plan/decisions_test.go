@@ -537,6 +537,10 @@ func TestUnrecordedPublicationsEndWithTheirRun(t *testing.T) {
 	stage := adapters.StageName(pr.scope.Relation(src), adapters.KindStage, dead, "1"+adapters.WindowTag(window))
 	k := &adaptertest.Deferring{Adapter: a, Stages: []string{stage}}
 	ctx := t.Context()
+	// It recorded itself running before it staged anything.
+	if err := a.SaveRun(ctx, &adapters.Run{ID: dead, Target: "dev", Status: adapters.RunRunning, StartedAt: expiry.Add(-10 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := a.AcquireLease(ctx, adapters.Lease{Table: pr.scope.Relation(src).String(), RunID: dead,
 		AcquiredAt: expiry.Add(-10 * time.Minute), HeartbeatAt: expiry.Add(-time.Minute), ExpiresAt: expiry}); err != nil {
 		t.Fatal(err)

@@ -54,21 +54,28 @@ func TestAResumedRunRedoesWhatItsRewritesMadeStale(t *testing.T) {
 
 // Reader.Unrecorded, what a run records as pending before it drops a dead
 // run's stages: the partitions of each kept stage's window, unless the
-// run is alive (its stages are its work in progress) or a later record
-// of the partition says what happened.
+// run is alive (its stages are its work in progress), is another
+// ledger's (a target that shares the stage schema), or a later record of
+// the partition says what happened.
 func TestUnrecordedReadsOnlyDeadRunsStages(t *testing.T) {
 	t.Parallel()
 	pr := newProject(t, "SELECT d")
-	const dead = "20240104T004000Z-d1e2a3"
+	const dead, foreign = "20240104T004000Z-d1e2a3", "20240104T004000Z-0f0f0f"
 	records := pr.everything()
 	a := ledger(t, records, nil)
 	src, _ := pr.p.Model("src")
 	window := adapters.Window{Column: "d", Start: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 1, 3, 0, 0, 0, 0, time.UTC)}
 	stage := adapters.StageName(pr.scope.Relation(src), adapters.KindStage, dead, "1"+adapters.WindowTag(window))
-	k := &adaptertest.Deferring{Adapter: a, Stages: []string{stage}}
+	other := adapters.StageName(pr.scope.Relation(src), adapters.KindStage, foreign, "1"+adapters.WindowTag(window))
+	k := &adaptertest.Deferring{Adapter: a, Stages: []string{stage, other}}
 	clock := pr.built.Add(time.Hour)
 	r := &plan.Reader{Project: pr.p, Adapter: k, Scope: pr.scope, Clock: func() time.Time { return clock }}
 	ctx := t.Context()
+	// The dead run recorded itself before it staged; the other ledger's
+	// run is not in this one.
+	if err := a.SaveRun(ctx, &adapters.Run{ID: dead, Target: "dev", Status: adapters.RunRunning, StartedAt: clock.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
 
 	got, err := r.Unrecorded(ctx, map[string]bool{adapters.RunToken(dead): true})
 	if err != nil || len(got) != 0 {

@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/refill/refill/adapters"
@@ -48,6 +51,59 @@ func (r *Reader) LiveRuns(ctx context.Context, runID string) (live map[string]bo
 	return live, lastBeat, nil
 }
 
+// DeadRuns says which runs are dead to this ledger, given the tokens of
+// the live ones (LiveRuns): the runs it recorded (a run records itself
+// before it stages anything) that hold no live lease. The runs of another
+// ledger (a target with another ledger_schema whose stage schema is this
+// one's) are never dead to it, whatever their leases: their tables are
+// that ledger's evidence of what they published, not this one's to record
+// or drop. Dead reads the ledger once per token, and may be called from
+// several goroutines.
+type DeadRuns struct {
+	ctx    context.Context
+	ledger adapters.Ledger
+	live   map[string]bool
+
+	mu    sync.Mutex
+	known map[string]bool // token: recorded in this ledger
+	err   error
+}
+
+// DeadRuns returns the dead runs of this ledger, given the live ones.
+func (r *Reader) DeadRuns(ctx context.Context, live map[string]bool) *DeadRuns {
+	return &DeadRuns{ctx: ctx, ledger: r.Adapter, live: live, known: map[string]bool{}}
+}
+
+// Dead reports whether the run of token (adapters.RunToken) is dead. A
+// run whose record cannot be read counts as alive, so its tables stay;
+// Err says why.
+func (d *DeadRuns) Dead(token string) bool {
+	if d.live[token] {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ours, seen := d.known[token]
+	if !seen {
+		_, err := d.ledger.LoadRun(d.ctx, runIDOf(token))
+		switch {
+		case err == nil:
+			ours = true
+		case !errors.Is(err, adapters.ErrRunNotFound) && d.err == nil:
+			d.err = fmt.Errorf("reading run %s: %w", runIDOf(token), err)
+		}
+		d.known[token] = ours
+	}
+	return ours
+}
+
+// Err returns the first error of reading a run, if any.
+func (d *DeadRuns) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
 // unrecordedStages returns the staging tables dead runs left that may hold
 // unrecorded publications; none unless the adapter defers its records.
 func (r *Reader) unrecordedStages(ctx context.Context, live map[string]bool) ([]string, error) {
@@ -55,8 +111,9 @@ func (r *Reader) unrecordedStages(ctx context.Context, live map[string]bool) ([]
 	if !ok {
 		return nil, nil
 	}
-	names, err := d.Unrecorded(ctx, func(token string) bool { return !live[token] })
-	if err != nil {
+	dead := r.DeadRuns(ctx, live)
+	names, err := d.Unrecorded(ctx, dead.Dead)
+	if err = cmp.Or(err, dead.Err()); err != nil {
 		return nil, fmt.Errorf("listing the staging tables of stopped runs: %w", err)
 	}
 	return names, nil
