@@ -104,6 +104,40 @@ func TestUnrecordedReadsOnlyDeadRunsStages(t *testing.T) {
 	}
 }
 
+// A removal (a partition outside its model's start..end, whose rows a
+// run deletes) publishes an empty stage: a dead run's such stage makes
+// the removed partition pending, though the model no longer has it, so
+// that nothing reads the rows it deleted as still there.
+func TestUnrecordedRemovalIsPending(t *testing.T) {
+	t.Parallel()
+	pr := projectOf(t, map[string]string{
+		// Its end moved from 2024-01-03 to 2024-01-02 after it was built.
+		"src.sql": "/* refill\npartition_by: d\ngrain: day\nstart: 2024-01-01\nend: 2024-01-02\n*/\n" +
+			"SELECT d FROM {{ source(\"raw.e\") }} WHERE d >= {{ start }} AND d < {{ end }}",
+	})
+	const dead = "20240104T004000Z-e1e2e3"
+	records := pr.done("src", "", "2024-01-01", "2024-01-02")
+	built := records[1]
+	built.Partition, built.WindowStart, built.WindowEnd = "2024-01-03", built.WindowEnd, built.WindowEnd.AddDate(0, 0, 1)
+	a := ledger(t, append(records, built), nil)
+	ctx := t.Context()
+	clock := pr.built.Add(time.Hour)
+	if err := a.SaveRun(ctx, &adapters.Run{ID: dead, Target: "dev", Status: adapters.RunRunning, StartedAt: clock.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := pr.p.Model("src")
+	window := adapters.Window{Column: "d", Start: time.Date(2024, 1, 3, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 1, 4, 0, 0, 0, 0, time.UTC)}
+	stage := adapters.StageName(pr.scope.Relation(src), adapters.KindStage, dead, "1"+adapters.WindowTag(window))
+	r := &plan.Reader{Project: pr.p, Adapter: &adaptertest.Deferring{Adapter: a, Stages: []string{stage}}, Scope: pr.scope, Clock: func() time.Time { return clock }}
+	got, err := r.Unrecorded(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Model != "src" || got[0].Partition != "2024-01-03" || got[0].State != adapters.RecordPending {
+		t.Fatalf("the dead run's removal reads as %+v; want src 2024-01-03 pending", got)
+	}
+}
+
 // A model with on_schema_change: rebuild whose query now returns other
 // columns than its table holds is rebuilt, and the plan says how they
 // differ; one whose query does not bind before the run (what it reads is

@@ -150,7 +150,10 @@ func (r *Reader) unrecordedRecords(ctx context.Context, stages []string, records
 			if !ok {
 				continue // made by a refill that recorded pending before its swaps
 			}
-			for _, p := range m.Partitions(start, end.Add(-time.Nanosecond)) {
+			// Every partition of the window, those outside the model's
+			// range too: a removal publishes an empty stage over
+			// partitions the model no longer has.
+			for p := m.PartitionAt(start); p.Start.Before(end); p = m.Next(p, 1) {
 				if !p.Start.Before(start) && !p.End.After(end) {
 					parts = append(parts, p)
 				}
