@@ -414,6 +414,11 @@ var (
 	seedTableRE = regexp.MustCompile(`(?i)(__refill_seed_)[0-9]{10}_[0-9a-f]{6}|(__seed_seed_)[0-9a-f]{6}`)
 	// Clocks in microseconds (ClickHouse's ledger row versions).
 	microsRE = regexp.MustCompile(`\b1[0-9]{15}\b`)
+	// The state of ClickHouse's ledger that kept summaries are stamped
+	// with: a hash of the rows' versions among others.
+	ledgerStateRE = regexp.MustCompile(`'[0-9]+:[0-9]+:[0-9]+:[0-9]+:[0-9 :-]+'`)
+	// Their query's key, a SHA-256 of statements that hold the clock.
+	queryKeyRE = regexp.MustCompile(`'[0-9a-f]{64}'`)
 	// A date with a time, which MaskVolatile masks when it is near the clock.
 	timeRE = regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?`)
 )
@@ -421,9 +426,12 @@ var (
 // MaskVolatile masks, in a line of a statement log, what the clock and
 // chance put there rather than the caller: times within a day of the clock
 // (as NOW: a lease's expiry may fall on tomorrow's date), clocks in
-// microseconds (as MICROS), and the unique parts of the tables seeds are
-// loaded into.
+// microseconds (as MICROS), the ledger's state and the query's key kept
+// summaries are stamped with (as 'STATE' and 'KEY'), and the unique parts
+// of the tables seeds are loaded into.
 func MaskVolatile(line string) string {
+	line = ledgerStateRE.ReplaceAllString(line, "'STATE'")
+	line = queryKeyRE.ReplaceAllString(line, "'KEY'")
 	now := time.Now().UTC()
 	line = timeRE.ReplaceAllStringFunc(line, func(t string) string {
 		at, err := time.Parse("2006-01-02 15:04:05.999999999", strings.Replace(t, "T", " ", 1))

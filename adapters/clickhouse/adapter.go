@@ -33,6 +33,9 @@ type Config struct {
 	// and refill_stage.
 	LedgerSchema string
 	StageSchema  string
+	// ReadOnly says the adapter serves a command that never writes (plan,
+	// status): it keeps no ledger summaries (summaries.go).
+	ReadOnly bool
 	// Log, when set, receives every statement before it runs.
 	Log func(sql string)
 	// Connector, when set, receives the driver's connector and returns the

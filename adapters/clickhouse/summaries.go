@@ -23,21 +23,43 @@ import (
 
 var _ adapters.LedgerSummarizer = (*Adapter)(nil)
 
-// SummarizePartitions summarizes the records q asks for, per bucket.
+// SummarizePartitions summarizes the records q asks for, per bucket: the
+// kept summaries when they are the ledger's, or else computed (and kept
+// when the adapter may write; see kept.go).
 func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQuery) ([]adapters.RecordSummary, error) {
 	if ok, err := a.ledgerExists(ctx, sqlkit.PartitionsTable); err != nil || !ok || len(q.Models) == 0 {
 		return nil, err
 	}
 	tag := adapters.Tag{Step: "ledger"}
-	res, err := a.readLedger(ctx, tag, sqlkit.PartitionsTable, a.summarizeSQL(q))
+	if err := a.role.readingLedger(ctx, tag, a.ledgerTable(sqlkit.PartitionsTable)); err != nil {
+		return nil, err
+	}
+	summarize, stale := a.summarizeSQL(q), ""
+	if len(q.Edges) > 0 {
+		stale = a.staleSQL(q)
+	}
+	k := a.kept(summarize, stale)
+	if sums, err := k.read(ctx); err != nil || sums != nil {
+		return sums, err
+	}
+	if !a.cfg.ReadOnly && !a.server.ReadOnly {
+		if err := k.keep(ctx); err != nil {
+			return nil, err
+		}
+		if sums, err := k.read(ctx); err != nil || sums != nil {
+			return sums, err
+		}
+		// (None: the ledger changed while they were kept.)
+	}
+	res, err := a.query(ctx, tag, summarize)
 	if err != nil {
 		return nil, err
 	}
 	sums, err := sqlkit.SummariesFromResult(res)
-	if err != nil || len(q.Edges) == 0 {
+	if err != nil || stale == "" {
 		return sums, err
 	}
-	if res, err = a.query(ctx, tag, a.staleSQL(q)); err != nil {
+	if res, err = a.query(ctx, tag, stale); err != nil {
 		return nil, err
 	}
 	sqlkit.AddStale(sums, res)
@@ -45,20 +67,26 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 }
 
 // QueryPartitions returns the records q asks for, ordered as Partitions
-// orders them.
+// orders them: every record of q.All, through FINAL, and the records of
+// each model of q.Since from its instant on, through FINAL too when they
+// are a good part of those models' records, or else through
+// latestMatching, which reads a few records faster.
 func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) ([]adapters.Record, error) {
 	if ok, err := a.ledgerExists(ctx, sqlkit.PartitionsTable); err != nil || !ok {
 		return nil, err
 	}
 	since := slices.Sorted(maps.Keys(q.Since))
-	names := append(slices.Clone(q.All), since...)
-	if len(names) == 0 {
+	if len(q.All)+len(since) == 0 {
 		return nil, nil
 	}
+	tag := adapters.Tag{Step: "ledger"}
+	if err := a.role.readingLedger(ctx, tag, a.ledgerTable(sqlkit.PartitionsTable)); err != nil {
+		return nil, err
+	}
 	cols := sqlkit.ColumnNames(a.d, sqlkit.PartitionColumns)
-	where := []string{"`window_end` IS NULL"}
+	var parts []string
 	if len(q.All) > 0 {
-		where = append(where, "`model` IN "+a.list(q.All))
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM (%s)", cols, a.latestOf(q.All)))
 	}
 	if len(since) > 0 {
 		// transform maps each model to its instant, in Unix seconds.
@@ -66,12 +94,21 @@ func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) (
 		for i, n := range since {
 			secs[i] = fmt.Sprint(q.Since[n].Unix())
 		}
-		where = append(where, fmt.Sprintf("toUInt32(`window_end`) > transform(`model`, %s, [%s], toUInt32(0))",
-			a.array(since), strings.Join(secs, ", ")))
+		after := fmt.Sprintf("`window_end` IS NULL OR toUInt32(`window_end`) > transform(`model`, %s, [%s], toUInt32(0))",
+			a.array(since), strings.Join(secs, ", "))
+		res, err := a.query(ctx, tag, fmt.Sprintf("SELECT countIf(%s), count() FROM %s WHERE `model` IN %s",
+			after, a.ledgerTable(sqlkit.PartitionsTable).Quote(a.d), a.list(since)))
+		if err != nil {
+			return nil, err
+		}
+		latest := a.latestOf(since)
+		if matching, all := adapters.Int(res.Rows[0][0]), adapters.Int(res.Rows[0][1]); 4*matching <= all {
+			latest = a.latestMatching(since, after)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM (%s) WHERE %s", cols, latest, after))
 	}
-	query := fmt.Sprintf("SELECT %s FROM (%s) WHERE %s ORDER BY `model`, `window_start`, `partition_key`",
-		cols, a.latestOf(names), strings.Join(where, " OR "))
-	res, err := a.readLedger(ctx, adapters.Tag{Step: "ledger"}, sqlkit.PartitionsTable, query)
+	res, err := a.query(ctx, tag, fmt.Sprintf("SELECT %s FROM (%s) ORDER BY `model`, `window_start`, `partition_key`",
+		cols, strings.Join(parts, " UNION ALL ")))
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +119,22 @@ func (a *Adapter) QueryPartitions(ctx context.Context, q adapters.RecordQuery) (
 // models.
 func (a *Adapter) latestOf(names []string) string {
 	return a.latest(sqlkit.PartitionsTable, "`model` IN "+a.list(names))
+}
+
+// latestMatching renders the latest record of each partition of the
+// named models of which some row matches where: a scan of the raw rows
+// finds those partitions, by a hash of their key (a collision only adds a
+// partition, whole), and only their rows are sorted, newest first. FINAL
+// merges every record of the models instead: at 3.65 M records on 18.16,
+// the 30,800 records of a plan with nothing to do take 0.3 s so and 1.1-
+// 1.3 s through FINAL, but every record 2.9 s so and 0.4-1.2 s through
+// FINAL.
+func (a *Adapter) latestMatching(names []string, where string) string {
+	table := a.ledgerTable(sqlkit.PartitionsTable).Quote(a.d)
+	key := "cityHash64(`model`, `partition_key`)"
+	return fmt.Sprintf("SELECT %s FROM %s WHERE `model` IN %s AND %s IN (SELECT %s FROM %s WHERE `model` IN %s AND (%s)) "+
+		"ORDER BY `model`, `partition_key`, %s DESC LIMIT 1 BY `model`, `partition_key`",
+		sqlkit.ColumnNames(a.d, sqlkit.PartitionColumns), table, a.list(names), key, key, table, a.list(names), where, a.d.QuoteIdent(VersionColumn))
 }
 
 // list renders names as a tuple of string literals.
@@ -128,7 +181,9 @@ func (a *Adapter) summarizeSQL(q adapters.SummaryQuery) string {
 	rows := fmt.Sprintf("sum(if(`state` IN (%s, %s, %s), ifNull(`row_count`, 0), 0))", a.d.QuoteString(string(adapters.RecordDone)),
 		a.d.QuoteString(string(adapters.RecordPartial)), a.d.QuoteString(string(adapters.RecordFailed)))
 	aggregate := func(from, selfStale string) string {
-		return fmt.Sprintf("SELECT `model`, %s AS `bucket`, count(), %s, %s, %s, min(`fingerprint`), max(`fingerprint`), min(`started_at`), max(`published_at`), %s, %s FROM %s GROUP BY `model`, `bucket`",
+		return fmt.Sprintf("SELECT `model`, %s AS `bucket`, count() AS `records`, %s AS `done`, %s AS `pending`, %s AS `removed`, "+
+			"min(`fingerprint`) AS `min_fingerprint`, max(`fingerprint`) AS `max_fingerprint`, min(`started_at`) AS `min_started`, "+
+			"max(`published_at`) AS `max_published`, %s AS `row_count`, %s AS `self_stale` FROM %s GROUP BY `model`, `bucket`",
 			a.bucket(q, "`window_start`"), count(adapters.RecordDone), count(adapters.RecordPending), count(adapters.RecordRemoved), rows, selfStale, from)
 	}
 	var parts []string
@@ -193,7 +248,7 @@ func (a *Adapter) staleSQL(q adapters.SummaryQuery) string {
 			key(fmt.Sprintf("arrayJoin(arrayElement(CAST([%s] AS Array(Array(UInt32))), transform(`model`, %s, [%s], 0)))",
 				strings.Join(upReaders, ", "), a.array(ups), strings.Join(upIDs, ", "))),
 			a.latestOf(ups))
-		parts = append(parts, fmt.Sprintf("SELECT arrayElement(%s, intDiv(`k`, 4294967296)) AS `model`, %s AS `bucket`, count() "+
+		parts = append(parts, fmt.Sprintf("SELECT arrayElement(%s, intDiv(`k`, 4294967296)) AS `model`, %s AS `bucket`, count() AS `n` "+
 			"FROM (SELECT `k`, `window_start`, `started_at`, `published_at`, `up_published` FROM (%s) AS `r` ALL INNER JOIN (%s) AS `u` USING (`k`)) "+
 			"WHERE `up_published` > `started_at` AND (`published_at` IS NULL OR `up_published` != `published_at`) GROUP BY `model`, `bucket`",
 			a.array(downs), a.bucket(q, "`window_start`"), down, up))

@@ -30,7 +30,7 @@ func Engine() adapters.Engine {
 		},
 		CheckTarget: checkTarget,
 		Open: func(ctx context.Context, t *models.Target, o adapters.OpenOptions) (adapters.Adapter, error) {
-			cfg := Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema,
+			cfg := Config{DSN: t.DSN, Schema: t.Schema, LedgerSchema: t.LedgerSchema, StageSchema: t.StageSchema, ReadOnly: o.ReadOnly,
 				Cluster: t.Settings["cluster"], Layout: t.Settings["layout"], ShardingKey: t.Settings["sharding_key"], Log: o.Log}
 			if o.Configure != nil {
 				o.Configure(&cfg)
