@@ -262,3 +262,22 @@ func recordLines(recs []adapters.Record) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
+
+// DailyPair returns done records of models up and down, one per day for
+// days days from 2024-01-01, each published a day after its window opened,
+// down's a minute after up's: what adapters' tests of kept summaries
+// write to a ledger.
+func DailyPair(days int) []adapters.Record {
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var records []adapters.Record
+	for i := range days {
+		start := day.AddDate(0, 0, i)
+		for j, m := range []string{"up", "down"} {
+			at := start.AddDate(0, 0, 1).Add(time.Duration(j) * time.Minute)
+			records = append(records, adapters.Record{Model: m, Partition: start.Format(time.DateOnly), State: adapters.RecordDone,
+				Fingerprint: "f", Rows: 2, RunID: "r", Attempts: 1, WindowStart: start, WindowEnd: start.AddDate(0, 0, 1),
+				StartedAt: at, FinishedAt: at, PublishedAt: at})
+		}
+	}
+	return records
+}

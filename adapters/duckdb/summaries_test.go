@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/refill/refill/adapters"
+	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/duckdb"
 	"github.com/refill/refill/models"
 )
@@ -54,17 +54,7 @@ func TestKeptSummaries(t *testing.T) {
 	if err := a.SetupLedger(ctx); err != nil {
 		t.Fatal(err)
 	}
-	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	var records []adapters.Record
-	for i := range 40 {
-		start := day.AddDate(0, 0, i)
-		for j, m := range []string{"up", "down"} {
-			at := start.AddDate(0, 0, 1).Add(time.Duration(j) * time.Minute)
-			records = append(records, adapters.Record{Model: m, Partition: start.Format(time.DateOnly), State: adapters.RecordDone,
-				Fingerprint: "f", Rows: 2, RunID: "r", Attempts: 1, WindowStart: start, WindowEnd: start.AddDate(0, 0, 1),
-				StartedAt: at, FinishedAt: at, PublishedAt: at})
-		}
-	}
+	records := adaptertest.DailyPair(40)
 	if err := a.RecordPartitions(ctx, records); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/clickhouse"
@@ -84,13 +83,8 @@ SELECT arrayElement([%s], i + 1), toString(day), 'done', arrayElement([%s], i + 
 FROM (SELECT intDiv(number, %d) AS i, toDate('2015-01-01') + (number %% %d) AS day FROM numbers(%d))`,
 		schema, strings.Join(names, ", "), strings.Join(fps, ", "), days, days, n*days))
 
-	now := "--now=" + time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days).Add(time.Hour).Format(time.RFC3339)
-	plan, run := []string{"plan", now, "--output", "json"}, []string{"run", now, "--yes", "--quiet"}
-	for i, cmd := range [][]string{plan, run, plan} {
-		name := cmd[0]
-		if i == 2 {
-			name = "plan-kept"
-		}
+	for _, step := range nothingToDoSteps(days) {
+		name, cmd := step[0], step[1:]
 		b.Run(fmt.Sprintf("history=%dd/%s", days, name), func(b *testing.B) {
 			var peak uint64
 			var stdout, stderr strings.Builder

@@ -218,19 +218,23 @@ func checksum(b *testing.B, db *sql.DB, table string) string {
 // memory a plan takes can be seen not to grow with history. The first
 // plan computes the ledger's summaries (plans open the file read-only);
 // the run keeps them, and the plan after it reads them kept.
+// nothingToDoSteps returns the commands the nothing-to-do benchmarks
+// time, each after its name, at days of history from 2015-01-01: a plan
+// (computing the ledger's summaries: plans keep nothing), a run (which
+// keeps them) and a plan again (reading them kept).
+func nothingToDoSteps(days int) [][]string {
+	now := "--now=" + time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days).Add(time.Hour).Format(time.RFC3339)
+	return [][]string{{"plan", "plan", now, "--output", "json"}, {"run", "run", now, "--yes", "--quiet"}, {"plan-kept", "plan", now, "--output", "json"}}
+}
+
 func BenchmarkNothingToDo(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds a 3.65-million-row ledger")
 	}
 	for _, days := range []int{365, 3650} {
 		dir := chainsProject(b, 1000, days)
-		now := "--now=" + time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days).Add(time.Hour).Format(time.RFC3339)
-		plan, run := []string{"plan", now, "--output", "json"}, []string{"run", now, "--yes", "--quiet"}
-		for i, cmd := range [][]string{plan, run, plan} {
-			name := cmd[0]
-			if i == 2 {
-				name = "plan-kept"
-			}
+		for _, step := range nothingToDoSteps(days) {
+			name, cmd := step[0], step[1:]
 			b.Run(fmt.Sprintf("history=%dd/%s", days, name), func(b *testing.B) {
 				var peak uint64
 				var stdout strings.Builder
