@@ -16,7 +16,7 @@ import (
 // every plan, so refill compares each table's total row count, which
 // warehouses keep in their metadata, with the sum the ledger recorded, and
 // counts rows per partition (one grouped scan) only for a table whose
-// total differs.
+// total differs or that has a pending publication.
 
 // tableFacts checks the tables of the selected models and of the models
 // they read, when the adapter can count rows cheaply (adapters.RowCounter).
@@ -89,8 +89,12 @@ func (r *Reader) countTables(ctx context.Context, rc adapters.RowCounter, check 
 		n, exists := counts[rels[i].String()]
 		tf := &TableFacts{Relation: rels[i], Exists: exists}
 		out[m.Name] = tf
+		// A table with a pending publication holds an unknown number of
+		// rows in it, so its total proves nothing either way: its other
+		// partitions are counted (a deleted partition's rows must not
+		// pass unseen because a pending one's rows make up the total).
 		t := totals[m.Name]
-		if !exists || n < 0 || t.pending || n == t.rows {
+		if !exists || n < 0 || !t.pending && n == t.rows {
 			continue
 		}
 		if tf.Rows, err = r.partitionRows(ctx, m, rels[i]); err != nil {
