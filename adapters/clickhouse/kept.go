@@ -57,13 +57,17 @@ type keptSummaries struct {
 	summarize, stale string // summarizeSQL, and staleSQL or ""
 }
 
+// kept returns the summaries the statements summarize and stale compute,
+// keyed by a hash of those statements.
 func (a *Adapter) kept(summarize, stale string) *keptSummaries {
 	sum := sha256.Sum256([]byte(summarize + "\x00" + stale))
 	return &keptSummaries{a: a, key: hex.EncodeToString(sum[:]), summarize: summarize, stale: stale}
 }
 
+// keptTag tags the statements of kept summaries, as the ledger's reads.
 var keptTag = adapters.Tag{Step: "ledger"}
 
+// table returns the kept table, quoted.
 func (k *keptSummaries) table() string {
 	return k.a.ledgerTable(keptTable).Quote(k.a.d)
 }
