@@ -45,11 +45,6 @@ import (
 // columns takes a new name: older versions of refill read it too.
 const keptTable = "summaries"
 
-// keptColumns are the kept table's columns after the keep's stamp, in
-// the order sqlkit.KeptSummariesFromResult reads them.
-var keptColumns = []string{"model", "bucket", "records", "done", "pending", "removed", "min_fingerprint", "max_fingerprint",
-	"min_started", "max_published", "row_count", "self_stale", "stale"}
-
 // keptSummaries are the summaries of one query, kept or to keep.
 type keptSummaries struct {
 	a                *Adapter
@@ -88,7 +83,7 @@ func (k *keptSummaries) read(ctx context.Context) ([]adapters.RecordSummary, err
 	t := k.table()
 	res, err := k.a.query(ctx, keptTag, fmt.Sprintf("SELECT `keep_id`, `marker`, %s FROM %s WHERE `keep_id` IN "+
 		"(SELECT `keep_id` FROM %s WHERE `marker` = 1 AND `query_key` = %s AND `ledger_state` IN (%s)) ORDER BY `keep_id` DESC, `marker` DESC",
-		sqlkit.ColumnNames(k.a.d, columnsNamed(keptColumns)), t, t, k.a.d.QuoteString(k.key), k.stateSQL()))
+		sqlkit.ColumnNames(k.a.d, columnsNamed(sqlkit.KeptSummaryColumns)), t, t, k.a.d.QuoteString(k.key), k.stateSQL()))
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +125,7 @@ func (k *keptSummaries) keep(ctx context.Context) error {
 	}
 	state, id := fmt.Sprint(res.Rows[0][0]), a.nextVersion()
 	stamp := fmt.Sprintf("toUInt64(%d), %s, %s", id, a.d.QuoteString(k.key), a.d.QuoteString(state))
-	cols := sqlkit.ColumnNames(a.d, columnsNamed(keptColumns))
+	cols := sqlkit.ColumnNames(a.d, columnsNamed(sqlkit.KeptSummaryColumns))
 	from := fmt.Sprintf("(%s)", k.summarize)
 	stale := "toUInt64(0)"
 	if k.stale != "" {

@@ -104,11 +104,11 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 
 // summarizeSQL renders one statement, so that it reads one snapshot of the
 // ledger, selecting the summaries with their stale counts (the columns
-// keptSummaryColumns name, as sqlkit.AddStale adds them), and then the
+// sqlkit.KeptSummaryColumns name, as sqlkit.AddStale adds them), and then the
 // ledger's state: its records and their hash (ledgerStateSQL). Without a
 // summary it selects one row of NULLs and the state.
 func summarizeSQL(table, summarize, stale string) string {
-	cols := keptSummaryColumns[:len(keptSummaryColumns)-1]
+	cols := sqlkit.KeptSummaryColumns[:len(sqlkit.KeptSummaryColumns)-1]
 	withStale, staleCount, join := "", "0", ""
 	if stale != "" {
 		withStale = fmt.Sprintf(", sl(model, bucket, n) AS (%s), x AS (SELECT model, bucket, sum(n) AS n FROM sl GROUP BY model, bucket)", stale)
@@ -126,17 +126,12 @@ func (a *Adapter) keptSummaries(ctx context.Context, key string) ([]adapters.Rec
 		return nil, err
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("WITH state AS (%s) SELECT %s FROM %s AS k, state AS s(n, h) WHERE k.query_key = %s AND k.ledger_records = s.n AND k.ledger_state = s.h",
-		ledgerStateSQL(a.ledgerTable(sqlkit.PartitionsTable)), strings.Join(keptSummaryColumns, ", "), kept.Quote(a.d), a.d.QuoteString(key)), adapters.Tag{Step: "ledger"})
+		ledgerStateSQL(a.ledgerTable(sqlkit.PartitionsTable)), strings.Join(sqlkit.KeptSummaryColumns, ", "), kept.Quote(a.d), a.d.QuoteString(key)), adapters.Tag{Step: "ledger"})
 	if err != nil || len(res.Rows) == 0 {
 		return nil, err
 	}
 	return sqlkit.KeptSummariesFromResult(res)
 }
-
-// keptSummaryColumns are the summaries' columns of the kept table, in
-// the order sqlkit.KeptSummariesFromResult reads.
-var keptSummaryColumns = []string{"model", "bucket", "records", "done", "pending", "removed", "min_fingerprint", "max_fingerprint",
-	"min_started", "max_published", "row_count", "self_stale", "stale"}
 
 // keptTableSQL creates the kept table.
 func keptTableSQL(d Dialect, schema string) string {
@@ -154,7 +149,7 @@ func (a *Adapter) keep(ctx context.Context, key, query string) error {
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	t := models.Relation{Schema: a.cfg.LedgerSchema, Name: keptTable}.Quote(a.d)
-	cols := strings.Join(keptSummaryColumns, ", ")
+	cols := strings.Join(sqlkit.KeptSummaryColumns, ", ")
 	return a.exec(ctx, "ledger",
 		keptTableSQL(a.d, a.cfg.LedgerSchema),
 		fmt.Sprintf("DELETE FROM %s WHERE query_key = %s OR NOT EXISTS (SELECT 1 FROM (%s) AS s(n, h) WHERE s.n = ledger_records AND s.h = ledger_state)",

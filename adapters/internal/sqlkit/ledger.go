@@ -420,6 +420,12 @@ func SummariesFromResult(res *adapters.Result) ([]adapters.RecordSummary, error)
 	return summariesFromResult(res, summaryColumns)
 }
 
+// KeptSummaryColumns name the columns of a table of kept summaries (a
+// warehouse's cache of them, next to its ledger) that hold the summaries,
+// in the order KeptSummariesFromResult reads them.
+var KeptSummaryColumns = []string{"model", "bucket", "records", "done", "pending", "removed", "min_fingerprint", "max_fingerprint",
+	"min_started", "max_published", "row_count", "self_stale", "stale"}
+
 // KeptSummariesFromResult reads summaries as SummariesFromResult does,
 // each row followed by its Stale count: summaries with their pairing's
 // counts, as a warehouse that keeps them stores them.
