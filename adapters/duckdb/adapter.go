@@ -67,6 +67,8 @@ type Adapter struct {
 	// creating it.
 	targets    map[string]bool
 	targetsRun string
+	// ledgerTables remembers the ledger's tables found (ledgerHas).
+	ledgerTables sync.Map
 }
 
 // stageCatalog is the name of the in-memory database that holds stages.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,30 @@ func (a *Adapter) SetupLedger(ctx context.Context) error {
 }
 
 func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
-	return a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.PartitionsTable})
+	return a.ledgerHas(ctx, sqlkit.PartitionsTable)
+}
+
+// ledgerHas reports whether the ledger has the table name. refill never
+// drops a ledger table, so the tables found are remembered: a plan asks
+// before each read of the ledger, and information_schema lists every
+// table of the warehouse.
+func (a *Adapter) ledgerHas(ctx context.Context, name string) (bool, error) {
+	if _, ok := a.ledgerTables.Load(name); ok {
+		return true, nil
+	}
+	rows, err := a.db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND "+catalogIs(a.d, models.Relation{}), a.cfg.LedgerSchema)
+	if err != nil {
+		return false, err
+	}
+	res, err := sqlkit.ScanRows(rows)
+	if err != nil {
+		return false, err
+	}
+	found := sqlkit.Strings(res)
+	for _, t := range found {
+		a.ledgerTables.Store(t, true)
+	}
+	return slices.Contains(found, name), nil
 }
 
 // Partitions returns the records of the named models.
@@ -132,7 +156,7 @@ func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 
 // Runs returns the latest runs, newest first.
 func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) {
-	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.RunsTable}); err != nil || !ok {
+	if ok, err := a.ledgerHas(ctx, sqlkit.RunsTable); err != nil || !ok {
 		return nil, err
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY started_at DESC, run_id DESC LIMIT %d",
@@ -153,7 +177,7 @@ func (a *Adapter) Runs(ctx context.Context, limit int) ([]*adapters.Run, error) 
 
 // Leases returns every lease row.
 func (a *Adapter) Leases(ctx context.Context) ([]adapters.Lease, error) {
-	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.LeasesTable}); err != nil || !ok {
+	if ok, err := a.ledgerHas(ctx, sqlkit.LeasesTable); err != nil || !ok {
 		return nil, err
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY table_name",
@@ -200,7 +224,7 @@ func versionStatements(d Dialect, ledgerSchema string, versions []adapters.Versi
 
 // Versions returns the versions of the named models.
 func (a *Adapter) Versions(ctx context.Context, names []string) ([]adapters.Version, error) {
-	if ok, err := a.tableExists(ctx, models.Relation{Schema: a.cfg.LedgerSchema, Name: sqlkit.VersionsTable}); err != nil || !ok || len(names) == 0 {
+	if ok, err := a.ledgerHas(ctx, sqlkit.VersionsTable); err != nil || !ok || len(names) == 0 {
 		return nil, err
 	}
 	list, _ := models.Literal(a.d, names)

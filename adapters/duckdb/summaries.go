@@ -122,7 +122,7 @@ func summarizeSQL(table, summarize, stale string) string {
 // in the state they were computed from, or nil.
 func (a *Adapter) keptSummaries(ctx context.Context, key string) ([]adapters.RecordSummary, error) {
 	kept := models.Relation{Schema: a.cfg.LedgerSchema, Name: keptTable}
-	if ok, err := a.tableExists(ctx, kept); err != nil || !ok {
+	if ok, err := a.ledgerHas(ctx, keptTable); err != nil || !ok {
 		return nil, err
 	}
 	res, err := a.Query(ctx, fmt.Sprintf("WITH state AS (%s) SELECT %s FROM %s AS k, state AS s(n, h) WHERE k.query_key = %s AND k.ledger_records = s.n AND k.ledger_state = s.h",

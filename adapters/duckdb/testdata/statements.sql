@@ -291,9 +291,8 @@ INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", 
 DELETE FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('20240105T060708Z-abcdef', 'dev', 'succeeded', '{"from":"2024-01-02"}', 'host', 42, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:08:08', 9, 0, 0, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "runs"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 10;
 
 -- save and read model versions
@@ -302,16 +301,12 @@ DELETE FROM "refill"."versions" WHERE (model, fingerprint) IN (('daily', '012345
 INSERT INTO "refill"."versions" ("model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions") VALUES
   ('daily', '0123456789abcdef', 'SELECT ''it''''s''', TIMESTAMP '2024-01-05 06:07:08', NULL, NULL, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('daily') ORDER BY model, created_at;
 
 -- read the ledger
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('daily', 'hourly', 'by_region', 'totals');
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "leases"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "summaries"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 -- begin
 CREATE TABLE IF NOT EXISTS "refill"."summaries" (
   query_key VARCHAR NOT NULL, ledger_records BIGINT NOT NULL, ledger_state VARCHAR NOT NULL,
@@ -323,9 +318,8 @@ DELETE FROM "refill"."summaries" WHERE query_key = 'KEY' OR NOT EXISTS (SELECT 1
 INSERT INTO "refill"."summaries" (query_key, ledger_records, ledger_state, model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale, stale)
 SELECT 'KEY', n, h, model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale, stale FROM (WITH st(n, h) AS (SELECT count(*), sum(hash("model", "window_start", "state", "fingerprint", "started_at", "published_at", "row_count")::HUGEINT)::VARCHAR FROM "refill"."partitions"), su(model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale) AS (SELECT "model", CASE WHEN "window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', "window_start") ELSE date_trunc('month', "window_start") END AS "bucket", count(*), sum(CASE WHEN "state" = 'done' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'pending' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'removed' THEN 1 ELSE 0 END), min("fingerprint"), max("fingerprint"), min("started_at"), max("published_at"), sum(CASE WHEN "state" IN ('done', 'partial', 'failed') THEN "row_count" ELSE 0 END), 0 FROM "refill"."partitions" WHERE "model" IN ('daily', 'totals') GROUP BY "model", "bucket"), sl(model, bucket, n) AS (SELECT r."model", CASE WHEN r."window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', r."window_start") ELSE date_trunc('month', r."window_start") END AS "bucket", count(*) FROM "refill"."partitions" AS r JOIN (VALUES ('daily', 'hourly')) AS e(down_model, up_model) ON r."model" = e.down_model JOIN "refill"."partitions" AS u ON u."model" = e.up_model AND date_trunc('day', u."window_start") = date_trunc('day', r."window_start") WHERE u."published_at" > r."started_at" AND (r."published_at" IS NULL OR u."published_at" <> r."published_at") GROUP BY r."model", "bucket"), x AS (SELECT model, bucket, sum(n) AS n FROM sl GROUP BY model, bucket) SELECT su.model, su.bucket, su.records, su.done, su.pending, su.removed, su.min_fingerprint, su.max_fingerprint, su.min_started, su.max_published, su.row_count, su.self_stale, coalesce(x.n, 0) AS stale, st.n AS n, st.h AS h FROM st LEFT JOIN su ON true LEFT JOIN x ON x.model = su.model AND x.bucket = su.bucket) WHERE model IS NOT NULL;
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "summaries"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 WITH state AS (SELECT count(*), sum(hash("model", "window_start", "state", "fingerprint", "started_at", "published_at", "row_count")::HUGEINT)::VARCHAR FROM "refill"."partitions") SELECT model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale, stale FROM "refill"."summaries" AS k, state AS s(n, h) WHERE k.query_key = 'KEY' AND k.ledger_records = s.n AND k.ledger_state = s.h;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
 SELECT p."model", p."partition_key", p."state", p."fingerprint", p."row_count", p."run_id", p."attempts", p."window_start", p."window_end", p."started_at", p."finished_at", p."published_at", p."error", p."watermark" FROM "refill"."partitions" AS p JOIN (VALUES ('totals', CAST(NULL AS TIMESTAMP)), ('daily', TIMESTAMP '2024-01-03 00:00:00')) AS s(model_name, since) ON p."model" = s.model_name WHERE s.since IS NULL OR p."window_end" IS NULL OR p."window_end" > s.since;
 
 -- renew and release the lease

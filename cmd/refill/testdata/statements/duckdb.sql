@@ -2,9 +2,9 @@
 ATTACH ':memory:' AS "refill_stages";
 CREATE SCHEMA "refill_stages"."refill_stage";
 SELECT current_database();
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 -- begin
 CREATE SCHEMA IF NOT EXISTS "refill";
 CREATE TABLE IF NOT EXISTS "refill"."partitions" (
@@ -90,12 +90,10 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 DELETE FROM "refill"."runs" WHERE run_id = 'RUN-ID';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('RUN-ID', 'dev', 'running', '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}', 'HOST', PID, TIMESTAMP 'NOW', NULL, 0, 0, 0, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "leases"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "runs"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 100;
 SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
 -- begin
 DELETE FROM "refill"."versions" WHERE (model, fingerprint) IN (('marts.customer_lifetime', 'b624c74e37ff989c'), ('marts.customer_revenue_to_date', '651061f7a6f39e49'), ('marts.daily_revenue', 'bb48f97c0623a0dd'), ('marts.revenue_by_region', 'cc2639125f22340c'), ('marts.rolling_revenue', '8203ec07a89597c8'), ('staging.orders', 'd65c6ba081c12e82'));
@@ -517,7 +515,7 @@ DELETE FROM "refill"."leases" WHERE run_id = 'RUN-ID';
 ATTACH ':memory:' AS "refill_stages";
 CREATE SCHEMA "refill_stages"."refill_stage";
 SELECT current_database();
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "partitions"
+SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.monthly_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue', 'staging.orders');
 SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_catalog = current_database();
 SELECT 'staging.orders', count(*) FROM "staging"."orders"
@@ -526,7 +524,6 @@ UNION ALL SELECT 'marts.customer_revenue_to_date', count(*) FROM "marts"."custom
 UNION ALL SELECT 'marts.daily_revenue', count(*) FROM "marts"."daily_revenue"
 UNION ALL SELECT 'marts.revenue_by_region', count(*) FROM "marts"."revenue_by_region"
 UNION ALL SELECT 'marts.rolling_revenue', count(*) FROM "marts"."rolling_revenue";
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.monthly_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
 -- begin
 CREATE SCHEMA IF NOT EXISTS "refill";
@@ -613,12 +610,9 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 DELETE FROM "refill"."runs" WHERE run_id = 'RUN-ID';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('RUN-ID', 'dev', 'running', '{"from":"2024-01-03","to":"2024-01-03","mode":"all","now":"2024-02-01T00:00:00Z","shape":{"together":true,"split_failed":true,"concurrency":1,"retries":2}}', 'HOST', PID, TIMESTAMP 'NOW', NULL, 0, 0, 0, NULL);
 -- commit
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "leases"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "runs"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 100;
 SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
-SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database(); -- args: "refill", "versions"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
 SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "staging", "orders"
 DESCRIBE SELECT order_id, customer_id, order_date, amount, status, region
