@@ -41,8 +41,9 @@ type Model struct {
 }
 
 // parseModel parses one model file. name and file are as in Model; x
-// holds the adapters' blocks its header may have.
-func parseModel(name, file, text string, x *extensions) (*Model, error) {
+// holds the adapters' blocks its header may have; ps, the programs of the
+// project's templates compiled so far.
+func parseModel(name, file, text string, x *extensions, ps programs) (*Model, error) {
 	m := &Model{Name: name, Path: file, text: text}
 	var errs ErrorList
 	if schema, table, ok := strings.Cut(name, "."); ok {
@@ -84,14 +85,14 @@ func parseModel(name, file, text string, x *extensions) (*Model, error) {
 	}
 	m.SQL = t
 	kind := map[Kind]envKind{WholeTable: envWhole, TimePartitioned: envTime, ListPartitioned: envList}[m.Kind()]
-	errs.add(m.SQL.compile(prototype(kind)))
+	errs.add(m.SQL.compile(kind, ps))
 	for _, a := range m.Config.Audits {
 		if a.SQL != nil {
-			errs.add(a.SQL.compile(prototype(kind)))
+			errs.add(a.SQL.compile(kind, ps))
 		}
 	}
 	if m.Config.Watermark != nil {
-		errs.add(m.Config.Watermark.compile(prototype(kind)))
+		errs.add(m.Config.Watermark.compile(kind, ps))
 	}
 	if m.SQL.UsesThis && !m.Config.Self {
 		errs.add(m.SQL.errorAt(m.SQL.thisAt[0], m.SQL.thisAt[1], "the model reads its own table ({{ this }}): declare depends_on_past: self, so that refill runs its partitions in order, each reading the one before it published"))

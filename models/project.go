@@ -399,6 +399,7 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 	// errors of the project's (refill.yml, duplicate names, seeds, the
 	// graph) fail the load.
 	var modelErrs ErrorList
+	ps := programs{}
 	breakModel := func(name, file string, err error) {
 		var list ErrorList
 		list.add(err)
@@ -422,7 +423,7 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 			errs.add(err)
 			return nil
 		}
-		m, err := parseModel(modelName(rel), file, string(raw), x)
+		m, err := parseModel(modelName(rel), file, string(raw), x, ps)
 		if err != nil {
 			breakModel(modelName(rel), file, err)
 			if m != nil { // keep its name, so refs to it do not fail too

@@ -175,9 +175,34 @@ var templateNames = []string{
 	"date_add", "date_trunc", "cast_date", "cast_timestamp", "date_diff", "try_cast", "string_agg", "target",
 }
 
-// compile type-checks every expression against env, whose keys are the
-// names available to this template, and records static references.
-func (t *Template) compile(env map[string]any) error {
+// programs memoizes the programs of one project's templates by the kind
+// of model and the expression's text, which are all a program depends on:
+// models repeat their expressions ({{ start }}, {{ ref("orders") }}), and
+// compiling one costs more than parsing the model around it.
+type programs map[programKey]*vm.Program
+
+type programKey struct {
+	kind envKind
+	expr string
+}
+
+// compile compiles expression src for a template of a model of kind,
+// type-checked against the names available to it (prototype).
+func (ps programs) compile(kind envKind, src string) (*vm.Program, error) {
+	key := programKey{kind, src}
+	if prog, ok := ps[key]; ok {
+		return prog, nil
+	}
+	prog, err := expr.Compile(src, expr.Env(prototype(kind)), expr.DisableBuiltin("now"), expr.DisableBuiltin("date"))
+	if err == nil {
+		ps[key] = prog
+	}
+	return prog, err
+}
+
+// compile type-checks every expression against the names available to a
+// template of a model of kind, and records static references.
+func (t *Template) compile(kind envKind, ps programs) error {
 	var errs ErrorList
 	seen := map[string]bool{}
 	t.calls = map[string][2]int{}
@@ -198,7 +223,7 @@ func (t *Template) compile(env map[string]any) error {
 		if p.expr == "" {
 			continue
 		}
-		prog, err := expr.Compile(p.expr, expr.Env(env), expr.DisableBuiltin("now"), expr.DisableBuiltin("date"))
+		prog, err := ps.compile(kind, p.expr)
 		if err != nil {
 			errs.add(t.exprError(p, err))
 			continue
