@@ -163,9 +163,10 @@ type Lease struct {
 }
 
 // RecordSummary sums up one model's ledger records whose windows start in
-// one bucket: a calendar month (UTC), or a calendar year before the query's
-// Yearly; with a zero Bucket, its records without a window (list and
-// whole-table partitions).
+// one bucket of the query (SummaryQuery.Bucket): a calendar month (UTC), a
+// calendar year before the query's Yearly, or the query's Recent month cut
+// in two at Recent; with a zero Bucket, its records without a window (list
+// and whole-table partitions).
 type RecordSummary struct {
 	Model   string
 	Bucket  time.Time // the bucket's first instant
@@ -196,12 +197,54 @@ type SummaryQuery struct {
 	// calendar years rather than months, so that summaries grow slowly
 	// with history; zero means months throughout.
 	Yearly time.Time
+	// Recent, when not zero, the start of a UTC day at or after Yearly,
+	// cuts its month in two buckets: windows starting in the month before
+	// Recent, and those from Recent to the month's end. A plan cuts the
+	// current month at today, so that its days that are complete can be
+	// proven done from their summary.
+	Recent time.Time
 	// Self names the models among them that read their own past.
 	Self []string
 	// Edges are dependencies whose partitions pair up on their windows:
 	// a record of Down reads the records of Up whose windows start in the
 	// same period of Grain as its own.
 	Edges []Edge
+}
+
+// Bucket returns the first instant of the bucket holding the window start
+// t (UTC): the first of its year before Yearly; Recent from Recent to its
+// month's end; the first of its month otherwise.
+func (q SummaryQuery) Bucket(t time.Time) time.Time {
+	t = t.UTC()
+	switch {
+	case !q.Yearly.IsZero() && t.Before(q.Yearly):
+		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	case !q.Recent.IsZero() && !t.Before(q.Recent) && t.Before(monthOf(q.Recent).AddDate(0, 1, 0)):
+		return q.Recent.UTC()
+	}
+	return monthOf(t)
+}
+
+// BucketEnd returns the end of the bucket starting at b, the start of the
+// next.
+func (q SummaryQuery) BucketEnd(b time.Time) time.Time {
+	b = b.UTC()
+	switch {
+	case !q.Yearly.IsZero() && b.Before(q.Yearly):
+		return b.AddDate(1, 0, 0)
+	case !q.Recent.IsZero() && b.Before(q.Recent) && b.Equal(monthOf(q.Recent)):
+		return q.Recent.UTC()
+	}
+	return monthOf(b).AddDate(0, 1, 0)
+}
+
+// RecentEnd returns the end of the bucket starting at Recent: its month's.
+func (q SummaryQuery) RecentEnd() time.Time { return monthOf(q.Recent).AddDate(0, 1, 0) }
+
+// monthOf returns the first instant of t's month, in UTC.
+func monthOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 }
 
 // Edge is a dependency of model Down on model Up, both with UTC windows

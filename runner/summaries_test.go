@@ -154,12 +154,86 @@ func ptr[T any](v T) *T { return &v }
 func planLines(p *plan.Plan) string {
 	var b strings.Builder
 	for _, st := range append(append([]plan.Step{}, p.Steps()...), p.Blocked()...) {
-		fmt.Fprintf(&b, "%s %s %s: %s\n", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
+		fmt.Fprintf(&b, "%s %s %s: %s", st.Model.Name, st.Partition.Key, st.Reason, st.Detail)
+		if !st.Horizon.IsZero() {
+			fmt.Fprintf(&b, " (horizon %s)", st.Horizon.Format(time.RFC3339))
+		}
+		b.WriteString("\n")
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	return b.String()
+}
+
+// Planned in the middle of a month, the summaries cut the month at the
+// day (adapters.SummaryQuery.Recent), so that its complete days are
+// proven done and a plan with nothing to do reads no record of a
+// time-partitioned model. Two of the planner's paths had counted on
+// reading the month's records: a whole-table model's horizon was the end
+// of its upstream's last proven day rather than its start (as the day's
+// record gives it), and a daily model proven whole left out of a leading
+// + the whole-table model it reads, which refreshes.
+func TestPlanFromSummariesMidMonth(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{
+		"models/marts/lifetime_daily.sql": "/* refill\npartition_by: order_date\ngrain: day\nstart: 2024-01-01\n*/\n" +
+			"SELECT o.order_date, count(*) AS orders, max(l.revenue) AS top FROM {{ ref(\"staging.orders\") }} AS o " +
+			"JOIN {{ ref(\"marts.customer_lifetime\") }} AS l ON l.customer_id = o.customer_id " +
+			"WHERE o.order_date >= {{ start }} AND o.order_date < {{ end }} GROUP BY o.order_date",
+		// Never built: a whole table missing.
+		"models/marts/order_totals.sql": "SELECT count(*) AS orders FROM {{ ref(\"staging.orders\") }}",
+	})
+	built := time.Date(2024, 4, 20, 0, 30, 0, 0, time.UTC)
+	if s := e.run(plan.Selection{Now: built, Exclude: []string{"marts.order_totals"}}, runner.RunOptions{}); s.Failed+s.Blocked != 0 || s.Succeeded == 0 {
+		t.Fatalf("the first run: %+v", s)
+	}
+	c := &countingLedger{Adapter: e.db}
+	r := e.with(c)
+	for _, now := range []time.Time{built, built.Add(time.Hour), time.Date(2024, 4, 22, 12, 0, 0, 0, time.UTC)} {
+		for _, sel := range []plan.Selection{
+			{},
+			{Select: []string{"+marts.lifetime_daily"}},
+			{Select: []string{"marts.customer_lifetime"}},
+			{Select: []string{"marts.order_totals"}, From: "2024-04-01", To: "2024-04-10"},
+			{Select: []string{"+marts.monthly_revenue"}},
+			{Select: []string{"staging.orders+"}, From: "2024-04-10", To: "2024-04-21"},
+			{Mode: plan.ModeMissing},
+			{Lookback: ptr(2)},
+		} {
+			sel.Now = now
+			bothWays(t, e, r, sel, "mid-month")
+		}
+	}
+	lines := planLines(bothWays(t, e, r, plan.Selection{Now: built, Select: []string{"+marts.lifetime_daily"}}, "mid-month"))
+	for _, want := range []string{"marts.customer_lifetime all refresh", "marts.lifetime_daily 2024-01-01 upstream"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the plan of +marts.lifetime_daily lacks %q:\n%s", want, lines)
+		}
+	}
+	// Built for a range, a whole table reads the orders through the last
+	// one built, 19 April, as its record says.
+	lines = planLines(bothWays(t, e, r, plan.Selection{Now: built, Select: []string{"marts.order_totals"}, From: "2024-04-01", To: "2024-04-10"}, "mid-month"))
+	if want := "marts.order_totals all missing:  (horizon 2024-04-19T00:00:01Z)\n"; lines != want {
+		t.Errorf("the plan of marts.order_totals in April is\n%s\nwant\n%s", lines, want)
+	}
+	// With nothing to do, only the list and whole-table models' records
+	// are read. (Without marts.lifetime_daily: a daily model reading a
+	// whole table that refreshes may rerun whole, and has its records and
+	// those of what it reads read.)
+	delete(e.fsys, "models/marts/lifetime_daily.sql")
+	delete(e.fsys, "models/marts/order_totals.sql")
+	e.load()
+	r = e.with(c)
+	for _, now := range []time.Time{built, built.Add(time.Hour)} {
+		c.read = 0
+		if p := bothWays(t, e, r, plan.Selection{Now: now}, "nothing to do"); len(p.Steps()) != 1 || p.Steps()[0].Model.Name != "marts.customer_lifetime" {
+			t.Errorf("at %s the plan is\n%s", now, planLines(p))
+		}
+		if want := int(e.count("SELECT count(*) FROM refill.partitions WHERE window_start IS NULL")); c.read != want {
+			t.Errorf("at %s a plan with nothing to do read %d records, want %d (those without a window)", now, c.read, want)
+		}
+	}
 }
 
 // Summaries pair a model's records with its upstream's on the coarser of

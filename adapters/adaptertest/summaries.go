@@ -12,8 +12,8 @@ import (
 )
 
 // testSummaries checks an adapters.LedgerSummarizer against summaries
-// computed here, in Go, from the same records: buckets by month and by
-// year, the latest record of a partition written twice, counts by state,
+// computed here, in Go, from the same records: buckets by month, by year
+// and of a month cut in two (SummaryQuery.Recent), the latest record of a partition written twice, counts by state,
 // fingerprints, rows, a cumulative model's records whose previous
 // partition was republished after them, and records that read, through an
 // edge of days, hours or weeks from Sunday, an upstream record published
@@ -116,7 +116,11 @@ func testSummaries(t *testing.T, h *Harness) {
 		Edges: []adapters.Edge{{Down: "d", Up: "u", Grain: models.Day}, {Down: "w", Up: "d", Grain: models.SundayWeek}}}
 	check := func(when string) {
 		t.Helper()
-		for _, q := range []adapters.SummaryQuery{q, {Models: q.Models}} {
+		// The third cuts January at its 3rd: d's days, u's hours and the
+		// stale records of d fall on both sides.
+		recent := q
+		recent.Recent = at("2023-01-03 00")
+		for _, q := range []adapters.SummaryQuery{q, {Models: q.Models}, recent} {
 			got, err := ls.SummarizePartitions(h.Ctx, q)
 			if err != nil {
 				t.Fatal(err)
@@ -175,13 +179,10 @@ func testSummaries(t *testing.T, h *Harness) {
 // the latest of each partition.
 func summarize(records []adapters.Record, q adapters.SummaryQuery) []adapters.RecordSummary {
 	bucket := func(t time.Time) time.Time {
-		switch {
-		case t.IsZero():
+		if t.IsZero() {
 			return t
-		case !q.Yearly.IsZero() && t.Before(q.Yearly):
-			return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
 		}
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		return q.Bucket(t)
 	}
 	type key struct {
 		model  string

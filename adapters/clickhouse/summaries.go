@@ -155,11 +155,15 @@ func (a *Adapter) array(names []string) string {
 // bucket renders the first instant of the bucket of the timestamp ts (see
 // adapters.RecordSummary), as a DateTime in UTC; NULL for NULL.
 func (a *Adapter) bucket(q adapters.SummaryQuery, ts string) string {
-	month := "toStartOfMonth(" + ts + ")"
-	if q.Yearly.IsZero() {
-		return "toDateTime(" + month + ", 'UTC')"
+	b := "toDateTime(toStartOfMonth(" + ts + "), 'UTC')"
+	if !q.Yearly.IsZero() {
+		b = fmt.Sprintf("toDateTime(if(%s < %s, toStartOfYear(%s), toStartOfMonth(%s)), 'UTC')", ts, a.d.Timestamp(q.Yearly), ts, ts)
 	}
-	return fmt.Sprintf("toDateTime(if(%s < %s, toStartOfYear(%s), %s), 'UTC')", ts, a.d.Timestamp(q.Yearly), ts, month)
+	if !q.Recent.IsZero() {
+		recent := a.d.Timestamp(q.Recent) // a day's start: a DateTime
+		b = fmt.Sprintf("if(%s >= %s AND %s < %s, %s, %s)", ts, recent, ts, a.d.Timestamp(q.RecentEnd()), recent, b)
+	}
+	return b
 }
 
 // summarizeSQL renders the query of the summaries, SelfStale included;

@@ -46,10 +46,7 @@ func ledgerStateSQL(table string) string {
 // over table, the pairing's "" without edges.
 func (a *Adapter) summaryStatements(table string, q adapters.SummaryQuery) (summarize, stale string) {
 	bucket := func(ts string) string {
-		if q.Yearly.IsZero() {
-			return "date_trunc('month', " + ts + ")"
-		}
-		return fmt.Sprintf("CASE WHEN %s < %s THEN date_trunc('year', %s) ELSE date_trunc('month', %s) END", ts, a.d.Timestamp(q.Yearly), ts, ts)
+		return sqlkit.BucketSQL(a.d, q, ts, func(unit, ts string) string { return "date_trunc('" + unit + "', " + ts + ")" })
 	}
 	summarize = sqlkit.SummarizeSQL(a.d, table, bucket, q)
 	if len(q.Edges) > 0 {

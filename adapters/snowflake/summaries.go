@@ -2,7 +2,7 @@ package snowflake
 
 import (
 	"context"
-	"fmt"
+	"strings"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/internal/sqlkit"
@@ -32,10 +32,7 @@ func (a *Adapter) SummarizePartitions(ctx context.Context, q adapters.SummaryQue
 func (a *Adapter) summarize(s *session, q adapters.SummaryQuery) ([]adapters.RecordSummary, error) {
 	table := ledgerTable(a.d, a.cfg.LedgerSchema, sqlkit.PartitionsTable)
 	bucket := func(ts string) string {
-		if q.Yearly.IsZero() {
-			return "DATE_TRUNC('MONTH', " + ts + ")"
-		}
-		return fmt.Sprintf("CASE WHEN %s < %s THEN DATE_TRUNC('YEAR', %s) ELSE DATE_TRUNC('MONTH', %s) END", ts, a.d.Timestamp(q.Yearly), ts, ts)
+		return sqlkit.BucketSQL(a.d, q, ts, func(unit, ts string) string { return "DATE_TRUNC('" + strings.ToUpper(unit) + "', " + ts + ")" })
 	}
 	res, err := s.query(sqlkit.SummarizeSQL(a.d, table, bucket, q))
 	if err != nil {

@@ -1164,9 +1164,12 @@ func (pl *planner) horizon(m *models.Model) time.Time {
 				h = latest(h, r.WindowStart.Add(time.Second))
 			}
 			if proven, ok := pl.facts.Proven[up.Name]; ok && !proven.IsZero() {
-				// Every complete partition before the proven bound is built.
+				// Every complete partition starting before the proven
+				// bound is built: the latest of them counts as its held
+				// record would have.
 				if last, complete := pl.lastComplete(up); complete {
-					h = latest(h, earliest(proven, up.PartitionAt(last).End))
+					built := up.PartitionAt(earliest(proven, up.PartitionAt(last).End).Add(-time.Nanosecond))
+					h = latest(h, built.Start.Add(time.Second))
 				}
 			}
 		}

@@ -10,7 +10,8 @@ import (
 // A plan over years of history reads the ledger in two steps when the
 // adapter can summarize it (adapters.LedgerSummarizer). First it reads one
 // summary per model and bucket: a calendar month, or a calendar year for
-// windows before last year. A bucket whose summary proves every partition
+// windows before last year, with the current month cut at today (see
+// buckets). A bucket whose summary proves every partition
 // of the model in it done, built by the current version, and built after
 // every upstream partition it reads was last published needs no record:
 // the plan starts each model at its proven bound, the first bucket it cannot prove
@@ -19,7 +20,7 @@ import (
 // outside its start..end (not yet removed) has steps anywhere: the records
 // of what reads it are read whole. An hourly run with
 // nothing to do reads O(models × (years + months)) summary rows and the
-// records of the last month or so, not every record.
+// records of the last day or so, not every record.
 
 // never is the proven bound of a model none of whose partitions need a look.
 var never = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -48,7 +49,7 @@ func planProven(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 	for _, s := range sums {
 		byModel[s.Model] = append(byModel[s.Model], s)
 	}
-	f := &prover{sel: sel, yearly: yearly(sel.Now), scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
+	f := &prover{sel: sel, buckets: buckets(p, sel.Now), scope: scope, sums: byModel, tables: tables, rebuild: rebuild,
 		proven: map[*models.Model]time.Time{}, low: map[*models.Model]time.Time{}, may: map[*models.Model]bool{},
 		refreshOnly: map[*models.Model]bool{}}
 	// Proven bounds and how far back steps may reach, upstream first.
@@ -80,6 +81,15 @@ func planProven(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 			if uf, ok := f.proven[up]; ok && uf.Before(never) {
 				if l := reading(m, uf); l.Before(proven) {
 					proven = l
+				}
+			}
+			// Every partition of m reads the whole of a whole-table or
+			// list upstream, which is a candidate of a leading + only if
+			// m has one: when the upstream may run, m's last complete
+			// partition stays one.
+			if up.Kind() != models.TimePartitioned && f.may[up] {
+				if last, complete := m.LastComplete(sel.Now); complete && last.Before(proven) {
+					proven = last
 				}
 			}
 		}
@@ -154,7 +164,7 @@ func planProven(p *models.Project, scope *models.Scope, sel Selection, sums []ad
 // summaryQuery asks for the summaries of every model of p, with the
 // dependencies that pair up on windows (see aligned).
 func summaryQuery(p *models.Project, now time.Time) adapters.SummaryQuery {
-	q := adapters.SummaryQuery{Yearly: yearly(now)}
+	q := buckets(p, now)
 	for _, m := range p.Graph.Order {
 		q.Models = append(q.Models, m.Name)
 		if m.Config.Self {
@@ -201,7 +211,7 @@ func aligned(down, up *models.Model) (models.Grain, bool) {
 
 type prover struct {
 	sel     Selection
-	yearly  time.Time // see adapters.SummaryQuery
+	buckets adapters.SummaryQuery // its Yearly and Recent: the summaries' buckets
 	scope   *models.Scope
 	sums    map[string][]adapters.RecordSummary
 	tables  map[string]*TableFacts
@@ -398,28 +408,34 @@ func reading(m *models.Model, t time.Time) time.Time {
 	}
 }
 
-// bucketOf returns the first instant of the bucket holding t: its month
-// in UTC, or its year before the summaries' yearly.
-func (f *prover) bucketOf(t time.Time) time.Time {
-	t = t.UTC()
-	if t.Before(f.yearly) {
-		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	}
-	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-}
+// bucketOf returns the first instant of the summaries' bucket holding t.
+func (f *prover) bucketOf(t time.Time) time.Time { return f.buckets.Bucket(t) }
 
-// bucketEnd returns the end of the bucket starting at b.
-func (f *prover) bucketEnd(b time.Time) time.Time {
-	if b.Before(f.yearly) {
-		return b.AddDate(1, 0, 0)
-	}
-	return b.AddDate(0, 1, 0)
-}
+// bucketEnd returns the end of the summaries' bucket starting at b.
+func (f *prover) bucketEnd(b time.Time) time.Time { return f.buckets.BucketEnd(b) }
 
-// yearly returns where a plan at now summarizes by month: the first day
-// of the year before now's. Older windows are summarized by year.
-func yearly(now time.Time) time.Time {
-	return time.Date(now.UTC().Year()-1, 1, 1, 0, 0, 0, 0, time.UTC)
+// buckets returns the bucketing of a plan of p at now's summaries (the
+// Yearly and Recent of an adapters.SummaryQuery). Windows before the
+// first day of the year before now's are summarized by year, later ones
+// by month, and the current month is cut at the start of the day holding
+// now less the longest delay of p's models: every partition before that
+// day may be complete, and so proven done by its summary, with none of
+// its records read. (Uncut, a plan late in a month reads the month's
+// records of every model.)
+func buckets(p *models.Project, now time.Time) adapters.SummaryQuery {
+	now = now.UTC()
+	q := adapters.SummaryQuery{Yearly: time.Date(now.Year()-1, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var delay time.Duration
+	for _, m := range p.Models {
+		if m.Kind() == models.TimePartitioned && m.Config.Delay > delay {
+			delay = m.Config.Delay
+		}
+	}
+	recent := now.Add(-delay)
+	if recent = time.Date(recent.Year(), recent.Month(), recent.Day(), 0, 0, 0, 0, time.UTC); !recent.Before(q.Yearly) {
+		q.Recent = recent
+	}
+	return q
 }
 
 // countStarts counts m's partitions from the one starting at first up to

@@ -336,6 +336,23 @@ func SummarizeSQL(d models.Dialect, table string, bucket func(string) string, sq
 	return strings.Join(parts, " UNION ALL ")
 }
 
+// BucketSQL renders, for dialects with CASE, the first instant of the
+// bucket holding the timestamp ts (adapters.SummaryQuery.Bucket), NULL for
+// NULL; trunc renders the truncation of ts to a "year" or a "month".
+func BucketSQL(d models.Dialect, sq adapters.SummaryQuery, ts string, trunc func(unit, ts string) string) string {
+	var cases string
+	if !sq.Yearly.IsZero() {
+		cases += fmt.Sprintf(" WHEN %s < %s THEN %s", ts, d.Timestamp(sq.Yearly), trunc("year", ts))
+	}
+	if !sq.Recent.IsZero() {
+		cases += fmt.Sprintf(" WHEN %s >= %s AND %s < %s THEN %s", ts, d.Timestamp(sq.Recent), ts, d.Timestamp(sq.RecentEnd()), d.Timestamp(sq.Recent))
+	}
+	if cases == "" {
+		return trunc("month", ts)
+	}
+	return "CASE" + cases + " ELSE " + trunc("month", ts) + " END"
+}
+
 // StaleSQL renders the query that counts, per model and bucket, the
 // records that read through one of q's edges an upstream record published
 // after they started (and not with them): one hash join per grain, pairing
