@@ -37,28 +37,35 @@ func (a *Adapter) CountRows(ctx context.Context, tables []models.Relation) (map[
 		}
 		counts = append(counts, fmt.Sprintf("SELECT %s, count(*) FROM %s", a.d.QuoteString(t.String()), r.Quote(a.d)))
 	}
-	// A statement counts at most 500 tables, and the statements run at
-	// once: DuckDB binds and plans one on one thread, and binding a table
-	// costs more than counting its rows (0.1 ms each).
+	// A statement counts 100 tables, and two run at once: DuckDB binds a
+	// statement on one thread, and binding a table costs more than
+	// counting its rows, the more so the longer the UNION (1,000 tables:
+	// 160-220 ms in one statement, 130 ms in two, 62 ms in ten).
 	var queries []string
-	size := min(500, max(100, (len(counts)+1)/2))
-	for batch := range slices.Chunk(counts, size) {
+	for batch := range slices.Chunk(counts, 100) {
 		query := strings.Join(batch, "\nUNION ALL ")
 		a.log(query)
 		queries = append(queries, query)
 	}
 	results := make([]*adapters.Result, len(queries))
 	errs := make([]error, len(queries))
+	next := make(chan int, len(queries))
+	for i := range queries {
+		next <- i
+	}
+	close(next)
 	var wg sync.WaitGroup
-	for i, query := range queries {
+	for range min(2, len(queries)) {
 		wg.Go(func() {
-			rows, err := a.db.QueryContext(ctx, query)
-			if err != nil {
-				errs[i] = adapters.ExecFailed("drift", query, located(query, err))
-				return
+			for i := range next {
+				rows, err := a.db.QueryContext(ctx, queries[i])
+				if err != nil {
+					errs[i] = adapters.ExecFailed("drift", queries[i], located(queries[i], err))
+					continue
+				}
+				results[i], err = sqlkit.ScanRows(rows)
+				errs[i] = adapters.ExecFailed("drift", queries[i], err)
 			}
-			results[i], err = sqlkit.ScanRows(rows)
-			errs[i] = adapters.ExecFailed("drift", query, err)
 		})
 	}
 	wg.Wait()
