@@ -7,9 +7,11 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -399,13 +401,18 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 	// errors of the project's (refill.yml, duplicate names, seeds, the
 	// graph) fail the load.
 	var modelErrs ErrorList
-	ps := programs{}
 	breakModel := func(name, file string, err error) {
 		var list ErrorList
 		list.add(err)
 		modelErrs = append(modelErrs, list...)
 		p.Broken = append(p.Broken, &BrokenModel{Name: name, Path: file, Errs: list})
 	}
+	type modelFile struct {
+		name, file, text string
+		m                *Model
+		err              error
+	}
+	var files []*modelFile
 	err := fs.WalkDir(fsys, p.ModelsDir, func(file string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -423,22 +430,42 @@ func (p *Project) loadModels(fsys fs.FS, x *extensions) error {
 			errs.add(err)
 			return nil
 		}
-		m, err := parseModel(modelName(rel), file, string(raw), x, ps)
-		if err != nil {
-			breakModel(modelName(rel), file, err)
-			if m != nil { // keep its name, so refs to it do not fail too
-				p.byName[m.Name] = m
-				p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
-			}
-			return nil
-		}
-		p.Models = append(p.Models, m)
-		p.byName[m.Name] = m
-		p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
+		files = append(files, &modelFile{name: modelName(rel), file: file, text: string(raw)})
 		return nil
 	})
 	if err != nil {
 		errs.add(&Error{File: p.ModelsDir, Msg: err.Error(), Err: err})
+	}
+	// Parsed on every core (each with its own programs), and taken in
+	// the order of the walk.
+	next := make(chan *modelFile, len(files))
+	for _, f := range files {
+		next <- f
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			ps := programs{}
+			for f := range next {
+				f.m, f.err = parseModel(f.name, f.file, f.text, x, ps)
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range files {
+		m := f.m
+		if f.err != nil {
+			breakModel(f.name, f.file, f.err)
+			if m != nil { // keep its name, so refs to it do not fail too
+				p.byName[m.Name] = m
+				p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
+			}
+			continue
+		}
+		p.Models = append(p.Models, m)
+		p.byName[m.Name] = m
+		p.byTable[m.Relation.Name] = append(p.byTable[m.Relation.Name], m)
 	}
 	sort.Slice(p.Models, func(i, j int) bool { return p.Models[i].Name < p.Models[j].Name })
 	errs.add(duplicateNames(p.Models))
