@@ -219,7 +219,7 @@ func (q SummaryQuery) Bucket(t time.Time) time.Time {
 	switch {
 	case !q.Yearly.IsZero() && t.Before(q.Yearly):
 		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	case !q.Recent.IsZero() && !t.Before(q.Recent) && t.Before(monthOf(q.Recent).AddDate(0, 1, 0)):
+	case !q.Recent.IsZero() && !t.Before(q.Recent) && t.Before(q.RecentEnd()):
 		return q.Recent.UTC()
 	}
 	return monthOf(t)

@@ -320,6 +320,13 @@ func (f *prover) timeProven(m *models.Model) time.Time {
 	for i, s := range f.sums[m.Name] {
 		byBucket[s.Bucket] = &f.sums[m.Name][i]
 	}
+	// The dependencies whose freshness Stale does not count.
+	var unpaired []*models.Model
+	for _, up := range m.Upstream {
+		if _, ok := paired(m, up); !ok {
+			unpaired = append(unpaired, up)
+		}
+	}
 	first := m.PartitionAt(m.Config.Start).Start
 	lastPart := m.PartitionAt(last)
 	end := m.Next(lastPart, 1).Start // the first partition not complete yet
@@ -337,15 +344,15 @@ func (f *prover) timeProven(m *models.Model) time.Time {
 		if !f.clean(m, s, n) || s.Stale > 0 {
 			return bucket
 		}
+		if len(unpaired) == 0 {
+			continue
+		}
 		// The spans of m's partitions starting in this bucket.
 		firstIn, lastIn := startingIn(m, bucket, next)
 		_, hi := m.Extent(lastIn)
-		for _, up := range m.Upstream {
-			if _, ok := paired(m, up); ok {
-				continue // counted in Stale
-			}
-			// Other dependencies: every upstream partition these spans
-			// may read was published before the first of them started.
+		for _, up := range unpaired {
+			// Every upstream partition these spans may read was
+			// published before the first of them started.
 			lo, _ := m.Extent(m.Next(firstIn, -m.DependsOnPast(up)))
 			if f.published(up, lo, hi).After(s.MinStarted) {
 				return bucket
