@@ -183,6 +183,10 @@ func TestPlanFromSummariesMidMonth(t *testing.T) {
 			"WHERE o.order_date >= {{ start }} AND o.order_date < {{ end }} GROUP BY o.order_date",
 		// Never built: a whole table missing.
 		"models/marts/order_totals.sql": "SELECT count(*) AS orders FROM {{ ref(\"staging.orders\") }}",
+		// A delay moves the cut back a day until 02:00.
+		"models/marts/late_daily.sql": "/* refill\npartition_by: order_date\ngrain: day\nstart: 2024-01-01\ndelay: 2h\n*/\n" +
+			"SELECT order_date, count(*) AS orders FROM {{ ref(\"staging.orders\") }} " +
+			"WHERE order_date >= {{ start }} AND order_date < {{ end }} GROUP BY order_date",
 	})
 	built := time.Date(2024, 4, 20, 0, 30, 0, 0, time.UTC)
 	if s := e.run(plan.Selection{Now: built, Exclude: []string{"marts.order_totals"}}, runner.RunOptions{}); s.Failed+s.Blocked != 0 || s.Succeeded == 0 {
@@ -190,7 +194,7 @@ func TestPlanFromSummariesMidMonth(t *testing.T) {
 	}
 	c := &countingLedger{Adapter: e.db}
 	r := e.with(c)
-	for _, now := range []time.Time{built, built.Add(time.Hour), time.Date(2024, 4, 22, 12, 0, 0, 0, time.UTC)} {
+	for _, now := range []time.Time{built, built.Add(2 * time.Hour), time.Date(2024, 4, 22, 12, 0, 0, 0, time.UTC)} {
 		for _, sel := range []plan.Selection{
 			{},
 			{Select: []string{"+marts.lifetime_daily"}},
@@ -223,6 +227,7 @@ func TestPlanFromSummariesMidMonth(t *testing.T) {
 	// those of what it reads read.)
 	delete(e.fsys, "models/marts/lifetime_daily.sql")
 	delete(e.fsys, "models/marts/order_totals.sql")
+	delete(e.fsys, "models/marts/late_daily.sql")
 	e.load()
 	r = e.with(c)
 	for _, now := range []time.Time{built, built.Add(time.Hour)} {

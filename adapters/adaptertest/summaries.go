@@ -13,11 +13,11 @@ import (
 
 // testSummaries checks an adapters.LedgerSummarizer against summaries
 // computed here, in Go, from the same records: buckets by month, by year
-// and of a month cut in two (SummaryQuery.Recent), the latest record of a partition written twice, counts by state,
-// fingerprints, rows, a cumulative model's records whose previous
-// partition was republished after them, and records that read, through an
-// edge of days, hours or weeks from Sunday, an upstream record published
-// after them. Then QueryPartitions against the same records filtered here.
+// and of a month cut in two (SummaryQuery.Recent), the latest record of a
+// partition written twice, counts by state, fingerprints, rows, a
+// cumulative model's records whose previous partition was republished
+// after them, and records that read, through an edge of days, hours or
+// weeks from Sunday, an upstream record published after them. Then QueryPartitions against the same records filtered here.
 func testSummaries(t *testing.T, h *Harness) {
 	ls, ok := h.A.(adapters.LedgerSummarizer)
 	if !ok {
