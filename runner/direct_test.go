@@ -134,3 +134,48 @@ SELECT {{ start }} AS d, CAST(CASE WHEN range = 0 THEN error('boom') END AS INTE
 		t.Errorf("a failed first publication left the table marts.boom")
 	}
 }
+
+// TestDirectBatchCountsPerPartition: a batch published without a stage
+// counts its rows per partition from the table (adapters.RowGroup), per
+// date for a date column and per hour for a timestamp: each partition's
+// record holds the rows its day holds.
+func TestDirectBatchCountsPerPartition(t *testing.T) {
+	t.Parallel()
+	model := func(col string) string {
+		return "/* refill\npartition_by: placed\ngrain: day\nstart: 2024-01-01\nend: 2024-04-30\nbatch: 30\n*/\n" +
+			"SELECT order_id, " + col + " AS placed FROM {{ ref(\"staging.orders\") }}\n" +
+			"WHERE order_date >= {{ start }} AND order_date < {{ end }}"
+	}
+	e := newEnv(t, map[string]string{
+		"models/marts/orders_on.sql": model("order_date"),
+		"models/marts/orders_at.sql": model("order_date + INTERVAL (order_id % 24) HOUR + INTERVAL (order_id % 59) MINUTE"),
+	})
+	sc := &stageCounter{Adapter: e.db, stages: map[string]int{}}
+	e.runner = e.with(sc)
+	if s := e.run(plan.Selection{}, runner.RunOptions{Concurrency: 1, Batch: 30}); s.Failed > 0 {
+		t.Fatalf("%+v", s)
+	}
+	for _, name := range []string{"marts.orders_on", "marts.orders_at"} {
+		if n := sc.stages[name]; n != 0 {
+			t.Errorf("%s: %d stages, want none", name, n)
+		}
+		days := map[string]int64{}
+		for _, row := range e.query("SELECT strftime(placed, '%Y-%m-%d'), count(*) FROM " + name + " GROUP BY ALL") {
+			days[row[0].(string)] = adapters.Int(row[1])
+		}
+		recs := e.records(name)
+		if len(recs) != 121 {
+			t.Errorf("%s: %d records, want 121", name, len(recs))
+		}
+		var total int64
+		for key, r := range recs {
+			if r.Rows != days[key] {
+				t.Errorf("%s %s: the record counts %d rows, the table holds %d", name, key, r.Rows, days[key])
+			}
+			total += days[key]
+		}
+		if all := e.count("SELECT count(*) FROM " + name); total != all || all == 0 {
+			t.Errorf("%s: the records count %d rows of %d", name, total, all)
+		}
+	}
+}

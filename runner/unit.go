@@ -296,7 +296,7 @@ func (e *execution) publishDirect(ctx context.Context, dp adapters.DirectPublish
 	var recs []adapters.Record
 	var rows []int64
 	tag.Step = "publish"
-	req := adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql, Window: w, Tag: tag}
+	req := adapters.StageRequest{Model: m, Target: e.r.Scope.Relation(m), Query: sql, Window: w, Tag: tag, Columns: sp.columns}
 	if !sp.exists {
 		// The query's columns make the table its stage would have made.
 		req.Create = sp.columns

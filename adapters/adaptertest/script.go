@@ -292,6 +292,26 @@ func (sc *script) run() {
 			}
 			return []adapters.Record{sc.record("daily", "2024-01-04", Day("2024-01-04"), 24*time.Hour, rows)}, nil
 		}))
+
+		sc.note("publish twelve days directly, in one batch counted per day")
+		query := perDay("2024-01-01", "2024-01-13")
+		cols, err := sc.A.Describe(sc.Ctx, query, adapters.Tag{RunID: scriptRun, Step: "describe"})
+		sc.must("Describe", err)
+		req = adapters.StageRequest{Model: daily, Target: sc.Rel("daily"), Query: query, Window: dayWindow("2024-01-01", "2024-01-13"), Columns: cols,
+			Tag: adapters.Tag{RunID: scriptRun, Model: "daily", Partition: "2024-01-01..2024-01-12", Step: "publish"}}
+		sc.must("PublishQuery", dp.PublishQuery(sc.Ctx, req, 12, func(groups []adapters.RowGroup) ([]adapters.Record, error) {
+			var recs []adapters.Record
+			for day := Day("2024-01-01"); day.Before(Day("2024-01-13")); day = day.AddDate(0, 0, 1) {
+				var rows int64
+				for _, g := range groups {
+					if lo, ok := g.Lo.(time.Time); ok && lo.Equal(day) {
+						rows += g.Rows
+					}
+				}
+				recs = append(recs, sc.record("daily", day.Format(time.DateOnly), day, 24*time.Hour, rows))
+			}
+			return recs, nil
+		}))
 	}
 
 	if ss, ok := sc.A.(adapters.StageSummarizer); ok {

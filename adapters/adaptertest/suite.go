@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sort"
 	"testing"
 	"time"
@@ -415,12 +416,25 @@ func testLedger(t *testing.T, h *Harness) {
 	// values in two columns (one row and one attempt) and some with no
 	// row count (NULL): ClickHouse 26 refused a statement whose first
 	// row had no column names, as ambiguous columns of different types.
+	// Some failed with an error of every kind of character, some with a
+	// watermark, some of a list model (no window).
 	var many []adapters.Record
 	for i := range 700 {
 		hour := start.Add(time.Duration(i) * time.Hour)
-		many = append(many, adapters.Record{Model: "many", Partition: hour.Format("2006-01-02T15"), State: adapters.RecordPending,
+		r := adapters.Record{Model: "many", Partition: hour.Format("2006-01-02T15"), State: adapters.RecordPending,
 			Fingerprint: "f", Rows: int64(1 - i%2), RunID: "r1", Attempts: 1, WindowStart: hour, WindowEnd: hour.Add(time.Hour),
-			StartedAt: start, FinishedAt: start, PublishedAt: start})
+			StartedAt: start, FinishedAt: start, PublishedAt: start}
+		if i%7 == 3 {
+			r.State, r.Error = adapters.RecordFailed, fmt.Sprintf("it's \"broken\" (%d):\n\t'quotes', \\backslashes\\, <html> & ünïcode ✓", i)
+		}
+		if i%5 == 1 {
+			r.Watermark = fmt.Sprintf("2024-01-01 00:00:%02d.123456", i%60)
+		}
+		if i%11 == 2 {
+			r.WindowStart, r.WindowEnd = time.Time{}, time.Time{}
+			r.Partition = fmt.Sprintf("value '%d'", i)
+		}
+		many = append(many, r)
 	}
 	if err := h.A.RecordPartitions(h.Ctx, many); err != nil {
 		t.Fatalf("recording %d records at once: %v", len(many), err)
@@ -428,7 +442,9 @@ func testLedger(t *testing.T, h *Harness) {
 	if recs, err = h.A.Partitions(h.Ctx, []string{"many"}); err != nil || len(recs) != len(many) {
 		t.Errorf("%d records written at once read back as %d (%v)", len(many), len(recs), err)
 	} else {
-		slices.SortFunc(recs, func(a, b adapters.Record) int { return a.WindowStart.Compare(b.WindowStart) })
+		byKey := func(a, b adapters.Record) int { return strings.Compare(a.Partition, b.Partition) }
+		slices.SortFunc(recs, byKey)
+		slices.SortFunc(many, byKey)
 		for i := range recs {
 			if fmt.Sprint(recs[i]) != fmt.Sprint(many[i]) {
 				t.Errorf("records written at once: %d of %d:\n got %+v\nwant %+v", i, len(many), recs[i], many[i])

@@ -3,8 +3,11 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/internal/sqlkit"
@@ -53,8 +56,89 @@ func publishStatements(d Dialect, ledgerSchema string, swaps []adapters.Swap, kn
 }
 
 // recordStatements replaces the ledger records of records' partitions.
+// More than a few records are inserted from one JSON text (recordsJSON):
+// DuckDB binds a VALUES list literal by literal, which took 40-50 ms for
+// the 365 records of a year's batch, against 5 ms from JSON. A few are
+// inserted as VALUES, which costs less for one record.
 func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record) []string {
-	return sqlkit.ReplaceRecordsSQL(d, ledgerSchema, records, ledgerChunk)
+	if len(records) <= valuesRecords {
+		return sqlkit.ReplaceRecordsSQL(d, ledgerSchema, records, ledgerChunk)
+	}
+	stmts := sqlkit.DeleteRecordsSQL(d, ledgerSchema, records, ledgerChunk)
+	table := models.Relation{Schema: ledgerSchema, Name: sqlkit.PartitionsTable}.Quote(d)
+	for part := range slices.Chunk(records, ledgerChunk) {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT unnest(from_json(%s, %s), recursive := true)",
+			table, sqlkit.ColumnNames(d, sqlkit.PartitionColumns), d.QuoteString(recordsJSON(part)), d.QuoteString(recordsJSONType(d))))
+	}
+	return stmts
+}
+
+// valuesRecords is the most records recordStatements inserts as VALUES:
+// from 4 to 16 records the two forms took the same time.
+const valuesRecords = 8
+
+// recordsJSON renders records as a JSON array of objects whose keys are
+// the columns of the partitions table, one record a line; timestamps are
+// UTC in DuckDB's text form, absent values null (as sqlkit.RecordValues
+// renders them).
+func recordsJSON(records []adapters.Record) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i, r := range records {
+		var rows any
+		if r.State == adapters.RecordDone || r.Rows > 0 {
+			rows = r.Rows
+		}
+		values := []any{r.Model, r.Partition, string(r.State), r.Fingerprint, rows, r.RunID, r.Attempts,
+			jsonTime(r.WindowStart), jsonTime(r.WindowEnd), jsonTime(r.StartedAt), jsonTime(r.FinishedAt),
+			jsonTime(r.PublishedAt), jsonString(r.Error), jsonString(r.Watermark)}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  {")
+		for j, c := range sqlkit.PartitionColumns {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			k, _ := json.Marshal(c.Name)
+			v, err := json.Marshal(values[j])
+			if err != nil {
+				panic(err) // strings, integers and nil
+			}
+			b.Write(k)
+			b.WriteString(": ")
+			b.Write(v)
+		}
+		b.WriteString("}")
+	}
+	b.WriteString("\n]")
+	return b.String()
+}
+
+// recordsJSONType is the structure from_json reads recordsJSON with: the
+// partitions table's columns and types, in order.
+func recordsJSONType(d Dialect) string {
+	fields := make([]string, len(sqlkit.PartitionColumns))
+	for i, c := range sqlkit.PartitionColumns {
+		k, _ := json.Marshal(c.Name)
+		t, _ := json.Marshal(d.ColumnType(c.Type))
+		fields[i] = string(k) + ": " + string(t)
+	}
+	return "[{" + strings.Join(fields, ", ") + "}]"
+}
+
+func jsonTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.999999")
+}
+
+func jsonString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // ledgerChunk bounds the rows of one ledger INSERT and the keys of one
@@ -164,13 +248,19 @@ func (a *Adapter) PublishQuery(ctx context.Context, req adapters.StageRequest, p
 }
 
 // countWindow groups the rows of req's window in its target per hour or
-// value of the partition column.
+// value of the partition column: per value when the query's column is a
+// date (req.Columns), whose values are days.
 func (a *Adapter) countWindow(ctx context.Context, tx *sql.Tx, req adapters.StageRequest) ([]adapters.RowGroup, error) {
 	d, w, target := a.d, req.Window, req.Target.Quote(a.d)
 	col := d.QuoteIdent(w.Column)
 	count := fmt.Sprintf("SELECT count(*), NULL, NULL FROM %s", target)
 	switch {
 	case w.Values != nil:
+		count = fmt.Sprintf("SELECT count(*), %s, %s FROM %s WHERE %s GROUP BY %s", col, col, target, w.Predicate(d), col)
+	case !w.Whole() && dateColumn(req.Columns, w.Column):
+		// Each date is a group of its own, which DuckDB counts several
+		// times faster than hours of it (an aggregate over the column's
+		// values rather than over an expression).
 		count = fmt.Sprintf("SELECT count(*), %s, %s FROM %s WHERE %s GROUP BY %s", col, col, target, w.Predicate(d), col)
 	case !w.Whole():
 		count = fmt.Sprintf("SELECT count(*), min(%s), max(%s) FROM %s WHERE %s GROUP BY date_trunc('hour', %s)", col, col, target, w.Predicate(d), col)
@@ -189,4 +279,10 @@ func (a *Adapter) countWindow(ctx context.Context, tx *sql.Tx, req adapters.Stag
 		groups[i] = adapters.RowGroup{Rows: adapters.Int(row[0]), Lo: row[1], Hi: row[2]}
 	}
 	return groups, nil
+}
+
+// dateColumn says whether the column name of cols is a date.
+func dateColumn(cols []adapters.TableColumn, name string) bool {
+	i := slices.IndexFunc(cols, func(c adapters.TableColumn) bool { return strings.EqualFold(c.Name, name) })
+	return i >= 0 && adapters.IsDateType(cols[i].Type)
 }

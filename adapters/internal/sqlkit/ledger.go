@@ -502,15 +502,24 @@ func ReplaceRecordsSQL(d models.Dialect, schema string, records []adapters.Recor
 	for i, r := range records {
 		rows[i] = RecordValues(d, r)
 	}
+	stmts := DeleteRecordsSQL(d, schema, records, chunk)
+	for part := range slices.Chunk(rows, chunk) {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table, ColumnNames(d, PartitionColumns), ValuesList(part)))
+	}
+	return stmts
+}
+
+// DeleteRecordsSQL renders the DELETEs of the ledger records of records'
+// partitions from the partitions table of schema, at most chunk partitions
+// each.
+func DeleteRecordsSQL(d models.Dialect, schema string, records []adapters.Record, chunk int) []string {
+	table := models.Relation{Schema: schema, Name: PartitionsTable}.Quote(d)
 	var stmts []string
 	for _, mk := range KeysByModel(d, records) {
 		for keys := range slices.Chunk(mk.Keys, chunk) {
 			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
 				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
 		}
-	}
-	for part := range slices.Chunk(rows, chunk) {
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table, ColumnNames(d, PartitionColumns), ValuesList(part)))
 	}
 	return stmts
 }

@@ -498,7 +498,7 @@ WHERE d.order_date >= DATE '2023-12-26' AND d.order_date < DATE '2024-01-04'
 GROUP BY d.order_date + o.n
 ) AS refill_query
 WHERE CASE WHEN coalesce("day" >= DATE '2024-01-01' AND "day" < DATE '2024-01-04', FALSE) THEN TRUE ELSE error('refill: a row lies outside the window') END;
-SELECT count(*), min("day"), max("day") FROM "marts"."rolling_revenue" WHERE "day" >= DATE '2024-01-01' AND "day" < DATE '2024-01-04' GROUP BY date_trunc('hour', "day");
+SELECT count(*), "day", "day" FROM "marts"."rolling_revenue" WHERE "day" >= DATE '2024-01-01' AND "day" < DATE '2024-01-04' GROUP BY "day";
 DELETE FROM "refill"."partitions" WHERE "model" = 'marts.rolling_revenue' AND "partition_key" IN ('2024-01-01', '2024-01-02', '2024-01-03');
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('marts.rolling_revenue', '2024-01-01', 'done', '8203ec07a89597c8', 1, 'RUN-ID', 1, TIMESTAMP '2024-01-01 00:00:00', TIMESTAMP '2024-01-02 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL),
