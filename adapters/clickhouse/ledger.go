@@ -19,8 +19,9 @@ import (
 // per key with FINAL, which is exact before background merges too. (Not
 // argMax: it skips NULLs, so a NULL written over a value would read back
 // as the old value.) Rows are written only with INSERT ... SELECT of
-// literals, which every server version accepts. DateTime holds whole
-// seconds, so times are truncated to the second on write.
+// literals (ledgerInsertStatements), which every server version accepts.
+// DateTime holds whole seconds, so times are truncated to the second on
+// write.
 
 // VersionColumn is the ledger tables' extra column: the write's time in
 // unix microseconds, strictly increasing within a process.
@@ -128,6 +129,61 @@ func insertSelectStatements(d Dialect, table models.Relation, columns []string, 
 // seconds truncates t to whole seconds, which DateTime holds.
 func seconds(t time.Time) time.Time { return t.Truncate(time.Second) }
 
+// ledgerInsertStatements render rows of constants (strings, numbers and
+// NULL, as constants renders them) as INSERT INTO table (columns) SELECT
+// c0, c1, ... FROM system.one ARRAY JOIN [...] AS c0, [...] AS c1, ...:
+// an array of each column's values, which the server parses as one
+// constant, where a UNION ALL of one SELECT per row is analyzed row by row
+// (the 365 records of a year's batch took 140-190 ms on 18.16 and 230-360
+// ms on 26 that way, against 8-13 and 17-31 ms as arrays). The INSERT
+// converts each value to its column's type: text to DateTime('UTC') in
+// UTC. Split so that no statement nears max_query_size (256 KiB).
+func ledgerInsertStatements(d Dialect, table models.Relation, columns []string, rows [][]string) []string {
+	const maxBytes = 128 << 10
+	names, aliases := make([]string, len(columns)), make([]string, len(columns))
+	for i, c := range columns {
+		names[i], aliases[i] = d.QuoteIdent(c), fmt.Sprintf("c%d", i)
+	}
+	head := fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s FROM system.one ARRAY JOIN\n", table.Quote(d), strings.Join(names, ", "), strings.Join(aliases, ", "))
+	var stmts []string
+	render := func(part [][]string) {
+		arrays := make([]string, len(columns))
+		values := make([]string, len(part))
+		for i := range columns {
+			for j, row := range part {
+				values[j] = row[i]
+			}
+			arrays[i] = fmt.Sprintf("  [%s] AS %s", strings.Join(values, ", "), aliases[i])
+		}
+		stmts = append(stmts, head+strings.Join(arrays, ",\n"))
+	}
+	start, size := 0, len(head)
+	for i, row := range rows {
+		n := len(columns) * 2 // separators
+		for _, v := range row {
+			n += len(v)
+		}
+		if i > start && size+n > maxBytes {
+			render(rows[start:i])
+			start, size = i, len(head)
+		}
+		size += n
+	}
+	if start < len(rows) {
+		render(rows[start:])
+	}
+	return stmts
+}
+
+// constants renders ledger values as constants only: times as text, which
+// array literals may hold (function calls they may not).
+type constants struct{ Dialect }
+
+// Timestamp renders t, whole seconds in UTC, as text.
+func (c constants) Timestamp(t time.Time) string {
+	return c.QuoteString(t.UTC().Format(time.DateTime))
+}
+
 // recordStatements render the INSERTs of records, with versions from
 // version.
 func recordStatements(d Dialect, database string, records []adapters.Record, version func() uint64) []string {
@@ -135,9 +191,9 @@ func recordStatements(d Dialect, database string, records []adapters.Record, ver
 	for i, r := range records {
 		r.WindowStart, r.WindowEnd, r.StartedAt = seconds(r.WindowStart), seconds(r.WindowEnd), seconds(r.StartedAt)
 		r.FinishedAt, r.PublishedAt = seconds(r.FinishedAt), seconds(r.PublishedAt)
-		rows[i] = append(sqlkit.RecordValues(d, r), fmt.Sprint(version()))
+		rows[i] = append(sqlkit.RecordValues(constants{d}, r), fmt.Sprint(version()))
 	}
-	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.PartitionsTable},
+	return ledgerInsertStatements(d, models.Relation{Schema: database, Name: sqlkit.PartitionsTable},
 		withVersion(sqlkit.PartitionColumns), rows)
 }
 
@@ -145,8 +201,8 @@ func recordStatements(d Dialect, database string, records []adapters.Record, ver
 func runStatement(d Dialect, database string, run *adapters.Run, version uint64) string {
 	r := *run
 	r.StartedAt, r.FinishedAt = seconds(r.StartedAt), seconds(r.FinishedAt)
-	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.RunsTable},
-		withVersion(sqlkit.RunColumns), [][]string{append(sqlkit.RunValues(d, &r), fmt.Sprint(version))})[0]
+	return ledgerInsertStatements(d, models.Relation{Schema: database, Name: sqlkit.RunsTable},
+		withVersion(sqlkit.RunColumns), [][]string{append(sqlkit.RunValues(constants{d}, &r), fmt.Sprint(version))})[0]
 }
 
 // leaseStatements render the INSERTs of leases' rows.
@@ -154,9 +210,9 @@ func leaseStatements(d Dialect, database string, leases []adapters.Lease, versio
 	rows := make([][]string, len(leases))
 	for i, l := range leases {
 		l.AcquiredAt, l.HeartbeatAt, l.ExpiresAt = seconds(l.AcquiredAt), seconds(l.HeartbeatAt), seconds(l.ExpiresAt)
-		rows[i] = append(sqlkit.LeaseValues(d, l), fmt.Sprint(version()))
+		rows[i] = append(sqlkit.LeaseValues(constants{d}, l), fmt.Sprint(version()))
 	}
-	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.LeasesTable},
+	return ledgerInsertStatements(d, models.Relation{Schema: database, Name: sqlkit.LeasesTable},
 		withVersion(sqlkit.LeaseColumns), rows)
 }
 
@@ -494,9 +550,9 @@ func versionStatements(d Dialect, database string, versions []adapters.Version, 
 	rows := make([][]string, len(versions))
 	for i, v := range versions {
 		v.CreatedAt, v.AcceptedAt = seconds(v.CreatedAt), seconds(v.AcceptedAt)
-		rows[i] = append(sqlkit.VersionValues(d, v), fmt.Sprint(version()))
+		rows[i] = append(sqlkit.VersionValues(constants{d}, v), fmt.Sprint(version()))
 	}
-	return insertSelectStatements(d, models.Relation{Schema: database, Name: sqlkit.VersionsTable},
+	return ledgerInsertStatements(d, models.Relation{Schema: database, Name: sqlkit.VersionsTable},
 		withVersion(sqlkit.VersionColumns), rows)
 }
 
