@@ -26,13 +26,20 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func TestTransient(t *testing.T) {
-	t.Parallel()
-	a, err := duckdb.Open(context.Background(), duckdb.Config{})
+// inMemory opens an in-memory database, closed when t ends.
+func inMemory(t *testing.T) *duckdb.Adapter {
+	t.Helper()
+	a, err := duckdb.Open(t.Context(), duckdb.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	a := inMemory(t)
 	ctx := context.Background()
 	_, sqlErr := a.Query(ctx, "SELECT * FROM no_such_table", adapters.Tag{})
 	_, syntaxErr := a.Query(ctx, "SELEC 1", adapters.Tag{})
@@ -74,11 +81,7 @@ func TestTransient(t *testing.T) {
 func TestRecordsFromJSON(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a, err := duckdb.Open(ctx, duckdb.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := inMemory(t)
 	if err := a.SetupLedger(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,7 @@ import (
 func TestDiffCounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a, err := duckdb.Open(ctx, duckdb.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := inMemory(t)
 	if _, err := a.DB().Exec(`CREATE TABLE old AS SELECT * FROM (VALUES
 		(1, 'a', 10.5, DATE '2024-01-01'), (2, 'b', NULL, DATE '2024-01-01'), (2, 'b', NULL, DATE '2024-01-01'),
 		(3, 'c', 1, DATE '2024-01-01'), (NULL, 'n', 1, DATE '2024-01-01'), (4, 'd', 1, DATE '2024-01-01'),
