@@ -13,8 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 

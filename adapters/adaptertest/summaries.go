@@ -17,7 +17,8 @@ import (
 // partition written twice, counts by state, fingerprints, rows, a
 // cumulative model's records whose previous partition was republished
 // after them, and records that read, through an edge of days, hours or
-// weeks from Sunday, an upstream record published after them. Then QueryPartitions against the same records filtered here.
+// weeks from Sunday, an upstream record published after them. Then
+// QueryPartitions against the same records filtered here.
 func testSummaries(t *testing.T, h *Harness) {
 	ls, ok := h.A.(adapters.LedgerSummarizer)
 	if !ok {
