@@ -78,36 +78,31 @@ func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 const valuesRecords = 8
 
 // recordsJSON renders records as a JSON array of objects whose keys are
-// the columns of the partitions table, one record a line; timestamps are
-// UTC in DuckDB's text form, absent values null (as sqlkit.RecordValues
-// renders them).
+// the columns of the partitions table, one record a line: the values
+// sqlkit.RecordFields gives, times as UTC text in DuckDB's form.
 func recordsJSON(records []adapters.Record) string {
 	var b strings.Builder
 	b.WriteString("[")
 	for i, r := range records {
-		var rows any
-		if r.State == adapters.RecordDone || r.Rows > 0 {
-			rows = r.Rows
-		}
-		values := []any{r.Model, r.Partition, string(r.State), r.Fingerprint, rows, r.RunID, r.Attempts,
-			jsonTime(r.WindowStart), jsonTime(r.WindowEnd), jsonTime(r.StartedAt), jsonTime(r.FinishedAt),
-			jsonTime(r.PublishedAt), jsonString(r.Error), jsonString(r.Watermark)}
 		if i > 0 {
 			b.WriteString(",")
 		}
 		b.WriteString("\n  {")
-		for j, c := range sqlkit.PartitionColumns {
+		for j, v := range sqlkit.RecordFields(r) {
+			if t, ok := v.(time.Time); ok {
+				v = t.UTC().Format("2006-01-02 15:04:05.999999")
+			}
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			k, _ := json.Marshal(c.Name)
-			v, err := json.Marshal(values[j])
+			k, _ := json.Marshal(sqlkit.PartitionColumns[j].Name)
+			text, err := json.Marshal(v)
 			if err != nil {
 				panic(err) // strings, integers and nil
 			}
 			b.Write(k)
 			b.WriteString(": ")
-			b.Write(v)
+			b.Write(text)
 		}
 		b.WriteString("}")
 	}
@@ -125,20 +120,6 @@ func recordsJSONType(d Dialect) string {
 		fields[i] = string(k) + ": " + string(t)
 	}
 	return "[{" + strings.Join(fields, ", ") + "}]"
-}
-
-func jsonTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format("2006-01-02 15:04:05.999999")
-}
-
-func jsonString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // ledgerChunk bounds the rows of one ledger INSERT and the keys of one

@@ -119,18 +119,40 @@ func nullString(d models.Dialect, s string) string {
 	return d.QuoteString(s)
 }
 
+// RecordFields returns r's values in PartitionColumns order as the ledger
+// stores them: strings, integers and times, nil for NULL (the row count of
+// a partition neither done nor holding rows, a zero time, an empty error
+// or watermark).
+func RecordFields(r adapters.Record) []any {
+	var rows any
+	if r.State == adapters.RecordDone || r.Rows > 0 {
+		rows = r.Rows
+	}
+	nullTime := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t
+	}
+	nullText := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	return []any{r.Model, r.Partition, string(r.State), r.Fingerprint, rows, r.RunID, r.Attempts,
+		nullTime(r.WindowStart), nullTime(r.WindowEnd), nullTime(r.StartedAt), nullTime(r.FinishedAt),
+		nullTime(r.PublishedAt), nullText(r.Error), nullText(r.Watermark)}
+}
+
 // RecordValues renders r as literals in PartitionColumns order.
 func RecordValues(d models.Dialect, r adapters.Record) []string {
-	rows := "NULL"
-	if r.State == adapters.RecordDone || r.Rows > 0 {
-		rows = lit(d, r.Rows)
+	fields := RecordFields(r)
+	out := make([]string, len(fields))
+	for i, v := range fields {
+		out[i] = lit(d, v)
 	}
-	return []string{
-		d.QuoteString(r.Model), d.QuoteString(r.Partition), d.QuoteString(string(r.State)),
-		d.QuoteString(r.Fingerprint), rows, d.QuoteString(r.RunID), lit(d, r.Attempts),
-		timeLit(d, r.WindowStart), timeLit(d, r.WindowEnd), timeLit(d, r.StartedAt), timeLit(d, r.FinishedAt),
-		timeLit(d, r.PublishedAt), nullString(d, r.Error), nullString(d, r.Watermark),
-	}
+	return out
 }
 
 // RunValues renders r as literals in RunColumns order.
