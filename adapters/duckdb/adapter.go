@@ -280,10 +280,20 @@ func (a *Adapter) tableExists(ctx context.Context, r models.Relation) (bool, err
 // target read through --defer is attached beside it, often with the same
 // schemas.
 func catalogIs(d Dialect, r models.Relation) string {
+	return catalogColumnIs(d, "table_catalog", r)
+}
+
+// databaseIs is catalogIs for the duckdb_tables() family of functions,
+// whose catalog column is database_name.
+func databaseIs(d Dialect, r models.Relation) string {
+	return catalogColumnIs(d, "database_name", r)
+}
+
+func catalogColumnIs(d Dialect, column string, r models.Relation) string {
 	if r.Database != "" {
-		return "table_catalog = " + d.QuoteString(r.Database)
+		return column + " = " + d.QuoteString(r.Database)
 	}
-	return "table_catalog = current_database()"
+	return column + " = current_database()"
 }
 
 func (a *Adapter) log(sql string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/refill/refill/adapters"
 	"github.com/refill/refill/adapters/adaptertest"
 	"github.com/refill/refill/adapters/duckdb"
+	"github.com/refill/refill/models"
 )
 
 func TestConformance(t *testing.T) {
@@ -75,10 +76,10 @@ func TestTransient(t *testing.T) {
 	}
 }
 
-// TestRecordsFromJSON: many records are inserted from one JSON text, a few
+// TestRecordsByColumn: many records are inserted a column at a time, a few
 // as VALUES; both write the same rows, NULLs, microseconds and every kind
 // of character included.
-func TestRecordsFromJSON(t *testing.T) {
+func TestRecordsByColumn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a := inMemory(t)
@@ -106,10 +107,23 @@ func TestRecordsFromJSON(t *testing.T) {
 		}
 		return out
 	}
-	if err := a.RecordPartitions(ctx, records("json")); err != nil {
-		t.Fatal(err)
+	// A batch's records: every column but the key the same, NULLs and
+	// times among them.
+	uniform := func(model string) []adapters.Record {
+		var out []adapters.Record
+		for i := range 40 {
+			out = append(out, adapters.Record{Model: model, Partition: fmt.Sprintf("p%02d", i), State: adapters.RecordDone,
+				Fingerprint: "f'", Rows: 7, RunID: "r", Attempts: 1, StartedAt: start, FinishedAt: start.Add(time.Second)})
+		}
+		return out
 	}
-	for _, r := range records("values") {
+	// Two models in one call, written twice: the second replaces the first.
+	for range 2 {
+		if err := a.RecordPartitions(ctx, append(records("columns"), uniform("uniform")...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range append(records("values"), uniform("uniform_values")...) {
 		if err := a.RecordPartitions(ctx, []adapters.Record{r}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +138,64 @@ func TestRecordsFromJSON(t *testing.T) {
 		}
 		return fmt.Sprintf("%#v", res.Rows)
 	}
-	if got, want := rows("json"), rows("values"); got != want {
-		t.Errorf("records inserted from JSON:\n%s\nas VALUES:\n%s", got, want)
+	if got, want := rows("columns"), rows("values"); got != want {
+		t.Errorf("records inserted by column:\n%s\nas VALUES:\n%s", got, want)
+	}
+	if got, want := rows("uniform"), rows("uniform_values"); got != want {
+		t.Errorf("uniform records inserted by column:\n%s\nas VALUES:\n%s", got, want)
+	}
+}
+
+// TestCleanStagesDropsOverlays: CleanStages drops a dead run's overlay
+// views beside its stages (the conformance suite checks the stages), and
+// leaves a live run's.
+func TestCleanStagesDropsOverlays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, err := duckdb.Open(ctx, duckdb.Config{Path: filepath.Join(t.TempDir(), "w.duckdb")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if _, err := a.Query(ctx, "CREATE TABLE src AS SELECT DATE '2024-01-01' AS d, 1 AS v", adapters.Tag{}); err != nil {
+		t.Fatal(err)
+	}
+	const deadRun, liveRun = "20240101T000000Z-dead01", "20240101T000000Z-11fe02"
+	target := models.Relation{Schema: "main", Name: "t"}
+	overlay := func(runID string) (stage, view string) {
+		st, err := a.Stage(ctx, adapters.StageRequest{Model: adaptertest.DayModel("t"), Target: target,
+			Query: "SELECT d, v FROM src", Window: adaptertest.Window("2024-01-01", "2024-01-02"),
+			Tag: adapters.Tag{RunID: runID, Model: "t", Step: "stage"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := a.Overlay(ctx, target, []*adapters.Stage{st}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Relation.Name, v.Name
+	}
+	deadStage, deadView := overlay(deadRun)
+	liveStage, liveView := overlay(liveRun)
+	if err := a.CleanStages(ctx, func(token string) bool { return token == adapters.RunToken(deadRun) }); err != nil {
+		t.Fatal(err)
+	}
+	count := func(fn, column, name string) int64 {
+		res, err := a.Query(ctx, fmt.Sprintf("SELECT count(*) FROM %s() WHERE %s = '%s'", fn, column, name), adapters.Tag{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return adapters.Int(res.Rows[0][0])
+	}
+	for _, c := range []struct {
+		fn, column, name string
+		want             int64
+	}{
+		{"duckdb_views", "view_name", deadView, 0}, {"duckdb_tables", "table_name", deadStage, 0},
+		{"duckdb_views", "view_name", liveView, 1}, {"duckdb_tables", "table_name", liveStage, 1},
+	} {
+		if got := count(c.fn, c.column, c.name); got != c.want {
+			t.Errorf("%s holds %d of %s after CleanStages, want %d", c.fn, got, c.name, c.want)
+		}
 	}
 }

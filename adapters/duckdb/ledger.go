@@ -22,10 +22,29 @@ func ledgerStatements(d Dialect, schema string) []string {
 	return append([]string{"CREATE SCHEMA IF NOT EXISTS " + d.QuoteIdent(schema)}, sqlkit.LedgerTablesSQL(d, schema)...)
 }
 
-// SetupLedger creates the ledger schema and tables if missing.
+// SetupLedger creates the ledger schema and tables if missing. A run's
+// plan has most often found them (ledgerHas), which saves a transaction of
+// five statements.
 func (a *Adapter) SetupLedger(ctx context.Context) error {
-	return a.exec(ctx, "ledger", ledgerStatements(a.d, a.cfg.LedgerSchema)...)
+	known := true
+	for _, t := range ledgerTables {
+		_, ok := a.ledgerTables.Load(t)
+		known = known && ok
+	}
+	if known {
+		return nil
+	}
+	if err := a.exec(ctx, "ledger", ledgerStatements(a.d, a.cfg.LedgerSchema)...); err != nil {
+		return err
+	}
+	for _, t := range ledgerTables {
+		a.ledgerTables.Store(t, true)
+	}
+	return nil
 }
+
+// ledgerTables are the ledger's tables.
+var ledgerTables = []string{sqlkit.PartitionsTable, sqlkit.RunsTable, sqlkit.LeasesTable, sqlkit.VersionsTable}
 
 func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
 	return a.ledgerHas(ctx, sqlkit.PartitionsTable)
@@ -33,13 +52,13 @@ func (a *Adapter) ledgerExists(ctx context.Context) (bool, error) {
 
 // ledgerHas reports whether the ledger has the table name. refill never
 // drops a ledger table, so the tables found are remembered: a plan asks
-// before each read of the ledger, and information_schema lists every
-// table of the warehouse.
+// before each read of the ledger, and duckdb_tables() lists every table
+// of the warehouse.
 func (a *Adapter) ledgerHas(ctx context.Context, name string) (bool, error) {
 	if _, ok := a.ledgerTables.Load(name); ok {
 		return true, nil
 	}
-	rows, err := a.db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND "+catalogIs(a.d, models.Relation{}), a.cfg.LedgerSchema)
+	rows, err := a.db.QueryContext(ctx, "SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND "+databaseIs(a.d, models.Relation{}), a.cfg.LedgerSchema)
 	if err != nil {
 		return false, err
 	}

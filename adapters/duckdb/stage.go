@@ -48,9 +48,9 @@ func (a *Adapter) DropStage(ctx context.Context, s *adapters.Stage) error {
 // in the staging database and in the stage schema of the database file
 // (where earlier versions of refill staged).
 func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bool) error {
-	rows, err := a.db.QueryContext(ctx,
-		"SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name",
-		a.cfg.StageSchema, deferCatalog)
+	rows, err := a.db.QueryContext(ctx, `SELECT database_name, table_name, 'TABLE' AS kind FROM duckdb_tables() WHERE schema_name = $1 AND database_name <> $2
+UNION ALL SELECT database_name, view_name, 'VIEW' FROM duckdb_views() WHERE schema_name = $1 AND database_name <> $2 AND NOT internal
+ORDER BY kind DESC, table_name`, a.cfg.StageSchema, deferCatalog)
 	if err != nil {
 		return err
 	}
@@ -69,11 +69,7 @@ func (a *Adapter) CleanStages(ctx context.Context, dead func(runToken string) bo
 		if catalog == a.stages {
 			rel.Database = a.stages
 		}
-		kind := "TABLE"
-		if row[2] == "VIEW" {
-			kind = "VIEW"
-		}
-		if err := a.run(ctx, "clean", "DROP "+kind+" IF EXISTS "+rel.Quote(a.d)); err != nil {
+		if err := a.run(ctx, "clean", fmt.Sprintf("DROP %s IF EXISTS %s", row[2], rel.Quote(a.d))); err != nil {
 			return err
 		}
 	}

@@ -75,7 +75,7 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 
 -- describe a query and a table that does not exist
 DESCRIBE SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03' GROUP BY "d";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "shop", "daily"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "shop", "daily"
 
 -- create a table with declared columns
 -- begin
@@ -205,26 +205,26 @@ SELECT "d", sum("v") AS "v" FROM "shop"."events" WHERE "d" >= DATE '2024-01-01' 
 ) AS refill_query
 WHERE CASE WHEN coalesce("d" >= DATE '2024-01-01' AND "d" < DATE '2024-01-13', FALSE) THEN TRUE ELSE error('refill: a row lies outside the window') END;
 SELECT count(*), "d", "d" FROM "shop"."daily" WHERE "d" >= DATE '2024-01-01' AND "d" < DATE '2024-01-13' GROUP BY "d";
-DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN ('2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06', '2024-01-07', '2024-01-08', '2024-01-09', '2024-01-10', '2024-01-11', '2024-01-12');
+DELETE FROM "refill"."partitions" WHERE "model" = 'daily' AND "partition_key" IN (SELECT unnest(from_json('["2024-01-01","2024-01-02","2024-01-03","2024-01-04","2024-01-05","2024-01-06","2024-01-07","2024-01-08","2024-01-09","2024-01-10","2024-01-11","2024-01-12"]', '["VARCHAR"]')));
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark")
-SELECT unnest(from_json('[
-  {"model": "daily", "partition_key": "2024-01-01", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-01 00:00:00", "window_end": "2024-01-02 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-02", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 1, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-02 00:00:00", "window_end": "2024-01-03 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-03", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 1, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-03 00:00:00", "window_end": "2024-01-04 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-04", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 1, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-04 00:00:00", "window_end": "2024-01-05 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-05", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-05 00:00:00", "window_end": "2024-01-06 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-06", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-06 00:00:00", "window_end": "2024-01-07 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-07", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-07 00:00:00", "window_end": "2024-01-08 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-08", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-08 00:00:00", "window_end": "2024-01-09 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-09", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-09 00:00:00", "window_end": "2024-01-10 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-10", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-10 00:00:00", "window_end": "2024-01-11 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-11", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-11 00:00:00", "window_end": "2024-01-12 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null},
-  {"model": "daily", "partition_key": "2024-01-12", "state": "done", "fingerprint": "0123456789abcdef", "row_count": 0, "run_id": "20240105T060708Z-abcdef", "attempts": 1, "window_start": "2024-01-12 00:00:00", "window_end": "2024-01-13 00:00:00", "started_at": "2024-01-05 06:07:08", "finished_at": "2024-01-05 06:07:09", "published_at": "2024-01-05 06:07:09", "error": null, "watermark": null}
-]', '[{"model": "VARCHAR", "partition_key": "VARCHAR", "state": "VARCHAR", "fingerprint": "VARCHAR", "row_count": "BIGINT", "run_id": "VARCHAR", "attempts": "BIGINT", "window_start": "TIMESTAMP", "window_end": "TIMESTAMP", "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "published_at": "TIMESTAMP", "error": "VARCHAR", "watermark": "VARCHAR"}]'), recursive := true);
+SELECT 'daily',
+  unnest(from_json('["2024-01-01","2024-01-02","2024-01-03","2024-01-04","2024-01-05","2024-01-06","2024-01-07","2024-01-08","2024-01-09","2024-01-10","2024-01-11","2024-01-12"]', '["VARCHAR"]')),
+  'done',
+  '0123456789abcdef',
+  unnest(from_json('[0,1,1,1,0,0,0,0,0,0,0,0]', '["BIGINT"]')),
+  '20240105T060708Z-abcdef',
+  1,
+  unnest(from_json('["2024-01-01 00:00:00","2024-01-02 00:00:00","2024-01-03 00:00:00","2024-01-04 00:00:00","2024-01-05 00:00:00","2024-01-06 00:00:00","2024-01-07 00:00:00","2024-01-08 00:00:00","2024-01-09 00:00:00","2024-01-10 00:00:00","2024-01-11 00:00:00","2024-01-12 00:00:00"]', '["TIMESTAMP"]')),
+  unnest(from_json('["2024-01-02 00:00:00","2024-01-03 00:00:00","2024-01-04 00:00:00","2024-01-05 00:00:00","2024-01-06 00:00:00","2024-01-07 00:00:00","2024-01-08 00:00:00","2024-01-09 00:00:00","2024-01-10 00:00:00","2024-01-11 00:00:00","2024-01-12 00:00:00","2024-01-13 00:00:00"]', '["TIMESTAMP"]')),
+  TIMESTAMP '2024-01-05 06:07:08',
+  TIMESTAMP '2024-01-05 06:07:09',
+  TIMESTAMP '2024-01-05 06:07:09',
+  NULL,
+  NULL;
 -- commit
 
 -- diff a query with a day of a table, by key and whole
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "shop", "daily"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "shop", "daily"
 WITH refill_old AS (
   SELECT TRUE AS refill_in, "d" AS refill_c0, "v" AS refill_c1 FROM "shop"."daily" WHERE "d" >= DATE '2024-01-02' AND "d" < DATE '2024-01-03'
 ), refill_new AS (
@@ -318,7 +318,6 @@ INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", 
 DELETE FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('20240105T060708Z-abcdef', 'dev', 'succeeded', '{"from":"2024-01-02"}', 'host', 42, TIMESTAMP '2024-01-05 06:07:08', TIMESTAMP '2024-01-05 06:08:08', 9, 0, 0, NULL);
 -- commit
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" WHERE run_id = '20240105T060708Z-abcdef';
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 10;
 
@@ -333,7 +332,7 @@ SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_
 -- read the ledger
 SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('daily', 'hourly', 'by_region', 'totals');
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
+SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND database_name = current_database(); -- args: "refill"
 -- begin
 CREATE TABLE IF NOT EXISTS "refill"."summaries" (
   query_key VARCHAR NOT NULL, ledger_records BIGINT NOT NULL, ledger_state VARCHAR NOT NULL,
@@ -345,7 +344,7 @@ DELETE FROM "refill"."summaries" WHERE query_key = 'KEY' OR NOT EXISTS (SELECT 1
 INSERT INTO "refill"."summaries" (query_key, ledger_records, ledger_state, model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale, stale)
 SELECT 'KEY', n, h, model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale, stale FROM (WITH st(n, h) AS (SELECT count(*), sum(hash("model", "window_start", "state", "fingerprint", "started_at", "published_at", "row_count")::HUGEINT)::VARCHAR FROM "refill"."partitions"), su(model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale) AS (SELECT "model", CASE WHEN "window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', "window_start") ELSE date_trunc('month', "window_start") END AS "bucket", count(*), sum(CASE WHEN "state" = 'done' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'pending' THEN 1 ELSE 0 END), sum(CASE WHEN "state" = 'removed' THEN 1 ELSE 0 END), min("fingerprint"), max("fingerprint"), min("started_at"), max("published_at"), sum(CASE WHEN "state" IN ('done', 'partial', 'failed') THEN "row_count" ELSE 0 END), 0 FROM "refill"."partitions" WHERE "model" IN ('daily', 'totals') GROUP BY "model", "bucket"), sl(model, bucket, n) AS (SELECT r."model", CASE WHEN r."window_start" < TIMESTAMP '2023-01-01 00:00:00' THEN date_trunc('year', r."window_start") ELSE date_trunc('month', r."window_start") END AS "bucket", count(*) FROM "refill"."partitions" AS r JOIN (VALUES ('daily', 'hourly')) AS e(down_model, up_model) ON r."model" = e.down_model JOIN "refill"."partitions" AS u ON u."model" = e.up_model AND date_trunc('day', u."window_start") = date_trunc('day', r."window_start") WHERE u."published_at" > r."started_at" AND (r."published_at" IS NULL OR u."published_at" <> r."published_at") GROUP BY r."model", "bucket"), x AS (SELECT model, bucket, sum(n) AS n FROM sl GROUP BY model, bucket) SELECT su.model, su.bucket, su.records, su.done, su.pending, su.removed, su.min_fingerprint, su.max_fingerprint, su.min_started, su.max_published, su.row_count, su.self_stale, coalesce(x.n, 0) AS stale, st.n AS n, st.h AS h FROM st LEFT JOIN su ON true LEFT JOIN x ON x.model = su.model AND x.bucket = su.bucket) WHERE model IS NOT NULL;
 -- commit
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
+SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND database_name = current_database(); -- args: "refill"
 WITH state AS (SELECT count(*), sum(hash("model", "window_start", "state", "fingerprint", "started_at", "published_at", "row_count")::HUGEINT)::VARCHAR FROM "refill"."partitions") SELECT model, bucket, records, done, pending, removed, min_fingerprint, max_fingerprint, min_started, max_published, row_count, self_stale, stale FROM "refill"."summaries" AS k, state AS s(n, h) WHERE k.query_key = 'KEY' AND k.ledger_records = s.n AND k.ledger_state = s.h;
 SELECT p."model", p."partition_key", p."state", p."fingerprint", p."row_count", p."run_id", p."attempts", p."window_start", p."window_end", p."started_at", p."finished_at", p."published_at", p."error", p."watermark" FROM "refill"."partitions" AS p JOIN (VALUES ('totals', CAST(NULL AS TIMESTAMP)), ('daily', TIMESTAMP '2024-01-03 00:00:00')) AS s(model_name, since) ON p."model" = s.model_name WHERE s.since IS NULL OR p."window_end" IS NULL OR p."window_end" > s.since;
 
@@ -354,6 +353,8 @@ UPDATE "refill"."leases" SET heartbeat_at = TIMESTAMP '2024-01-05 06:07:38', exp
 DELETE FROM "refill"."leases" WHERE run_id = '20240105T060708Z-abcdef';
 
 -- clean up the stages of dead runs
-SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
+SELECT database_name, table_name, 'TABLE' AS kind FROM duckdb_tables() WHERE schema_name = $1 AND database_name <> $2
+UNION ALL SELECT database_name, view_name, 'VIEW' FROM duckdb_views() WHERE schema_name = $1 AND database_name <> $2 AND NOT internal
+ORDER BY kind DESC, table_name; -- args: "refill_stage", "refill_defer"
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__daily__s_20240105t060708zabcdef_XXXXXX10";
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."shop__totals__s_20240105t060708zabcdef_XXXXXX5";

@@ -293,12 +293,12 @@ func RecordsFromResult(res *adapters.Result) ([]adapters.Record, error) {
 // ModelKeys is the partitions of one model among a set of records.
 type ModelKeys struct {
 	Model string
-	Keys  []string // as string literals of the dialect
+	Keys  []string
 }
 
 // KeysByModel groups records' partition keys by model, in order of first
 // appearance, for the DELETE that precedes re-inserting ledger rows.
-func KeysByModel(d models.Dialect, records []adapters.Record) []ModelKeys {
+func KeysByModel(records []adapters.Record) []ModelKeys {
 	var out []ModelKeys
 	index := map[string]int{}
 	for _, r := range records {
@@ -308,7 +308,7 @@ func KeysByModel(d models.Dialect, records []adapters.Record) []ModelKeys {
 			index[r.Model] = i
 			out = append(out, ModelKeys{Model: r.Model})
 		}
-		out[i].Keys = append(out[i].Keys, d.QuoteString(r.Partition))
+		out[i].Keys = append(out[i].Keys, r.Partition)
 	}
 	return out
 }
@@ -524,23 +524,27 @@ func ReplaceRecordsSQL(d models.Dialect, schema string, records []adapters.Recor
 	for i, r := range records {
 		rows[i] = RecordValues(d, r)
 	}
-	stmts := DeleteRecordsSQL(d, schema, records, chunk)
+	stmts := deleteRecordsSQL(d, schema, records, chunk)
 	for part := range slices.Chunk(rows, chunk) {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table, ColumnNames(d, PartitionColumns), ValuesList(part)))
 	}
 	return stmts
 }
 
-// DeleteRecordsSQL renders the DELETEs of the ledger records of records'
+// deleteRecordsSQL renders the DELETEs of the ledger records of records'
 // partitions from the partitions table of schema, at most chunk partitions
 // each.
-func DeleteRecordsSQL(d models.Dialect, schema string, records []adapters.Record, chunk int) []string {
+func deleteRecordsSQL(d models.Dialect, schema string, records []adapters.Record, chunk int) []string {
 	table := models.Relation{Schema: schema, Name: PartitionsTable}.Quote(d)
 	var stmts []string
-	for _, mk := range KeysByModel(d, records) {
+	for _, mk := range KeysByModel(records) {
 		for keys := range slices.Chunk(mk.Keys, chunk) {
+			lits := make([]string, len(keys))
+			for i, k := range keys {
+				lits[i] = d.QuoteString(k)
+			}
 			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
-				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(keys, ", ")))
+				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(lits, ", ")))
 		}
 	}
 	return stmts

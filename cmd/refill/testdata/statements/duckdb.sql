@@ -2,9 +2,9 @@
 ATTACH ':memory:' AS "refill_stages";
 CREATE SCHEMA "refill_stages"."refill_stage";
 SELECT current_database();
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
+SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND database_name = current_database(); -- args: "refill"
+SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND database_name = current_database(); -- args: "refill"
+SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND database_name = current_database(); -- args: "refill"
 -- begin
 CREATE SCHEMA IF NOT EXISTS "refill";
 CREATE TABLE IF NOT EXISTS "refill"."partitions" (
@@ -90,10 +90,11 @@ INSERT INTO "refill"."leases" ("table_name", "run_id", "host", "pid", "acquired_
 DELETE FROM "refill"."runs" WHERE run_id = 'RUN-ID';
 INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error") VALUES ('RUN-ID', 'dev', 'running', '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}', 'HOST', PID, TIMESTAMP 'NOW', NULL, 0, 0, 0, NULL);
 -- commit
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 100;
-SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
+SELECT database_name, table_name, 'TABLE' AS kind FROM duckdb_tables() WHERE schema_name = $1 AND database_name <> $2
+UNION ALL SELECT database_name, view_name, 'VIEW' FROM duckdb_views() WHERE schema_name = $1 AND database_name <> $2 AND NOT internal
+ORDER BY kind DESC, table_name; -- args: "refill_stage", "refill_defer"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
 -- begin
 DELETE FROM "refill"."versions" WHERE (model, fingerprint) IN (('marts.customer_lifetime', 'b624c74e37ff989c'), ('marts.customer_revenue_to_date', '651061f7a6f39e49'), ('marts.daily_revenue', 'bb48f97c0623a0dd'), ('marts.revenue_by_region', 'cc2639125f22340c'), ('marts.rolling_revenue', '8203ec07a89597c8'), ('staging.orders', 'd65c6ba081c12e82'));
@@ -208,7 +209,7 @@ WHERE order_date >= {{ start }} AND order_date < {{ end }}
   AND status <> ''test''
 ', TIMESTAMP 'NOW', NULL, NULL, NULL);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "staging", "orders"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "staging", "orders"
 DESCRIBE SELECT order_id, customer_id, order_date, amount, status, region
 FROM "raw"."orders"
 WHERE order_date >= DATE '2024-01-01' AND order_date < DATE '2024-01-04'
@@ -237,7 +238,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('staging.orders', '2024-01-03', 'done', 'd65c6ba081c12e82', 25, 'RUN-ID', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_lifetime"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "customer_lifetime"
 DESCRIBE SELECT o.customer_id,
        c.name,
        count(*) AS orders,
@@ -272,12 +273,12 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.customer_lifetime', 'all', 'done', 'b624c74e37ff989c', 71, 'RUN-ID', 1, NULL, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX2";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "customer_revenue_to_date"
 -- begin
 CREATE SCHEMA IF NOT EXISTS "marts";
 CREATE TABLE IF NOT EXISTS "marts"."customer_revenue_to_date" ("order_date" DATE, "customer_id" BIGINT, "orders_to_date" BIGINT, "revenue_to_date" DOUBLE);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "customer_revenue_to_date"
 DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -385,7 +386,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.customer_revenue_to_date', '2024-01-03', 'done', '651061f7a6f39e49', 71, 'RUN-ID', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX5";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "daily_revenue"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "daily_revenue"
 DESCRIBE SELECT order_date,
        count(*) AS orders,
        sum(amount) AS revenue,
@@ -417,7 +418,7 @@ INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerpri
   ('marts.daily_revenue', '2024-01-03', 'done', 'bb48f97c0623a0dd', 1, 'RUN-ID', 1, TIMESTAMP '2024-01-03 00:00:00', TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
 DROP TABLE IF EXISTS "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "revenue_by_region"
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "staging"."orders"
 WHERE region = 'eu'
@@ -437,7 +438,7 @@ DELETE FROM "refill"."partitions" WHERE "model" = 'marts.revenue_by_region' AND 
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('marts.revenue_by_region', 'eu', 'done', 'cc2639125f22340c', 1, 'RUN-ID', 1, NULL, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "revenue_by_region"
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "staging"."orders"
 WHERE region = 'us'
@@ -472,7 +473,7 @@ DELETE FROM "refill"."partitions" WHERE "model" = 'marts.revenue_by_region' AND 
 INSERT INTO "refill"."partitions" ("model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark") VALUES
   ('marts.revenue_by_region', 'apac', 'done', 'cc2639125f22340c', 1, 'RUN-ID', 1, NULL, TIMESTAMP '2024-01-04 00:00:00', TIMESTAMP 'NOW', TIMESTAMP 'NOW', TIMESTAMP 'NOW', NULL, NULL);
 -- commit
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "rolling_revenue"
 DESCRIBE SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
        sum(d.orders) AS orders_7d
@@ -515,7 +516,7 @@ DELETE FROM "refill"."leases" WHERE run_id = 'RUN-ID';
 ATTACH ':memory:' AS "refill_stages";
 CREATE SCHEMA "refill_stages"."refill_stage";
 SELECT current_database();
-SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_catalog = current_database(); -- args: "refill"
+SELECT table_name FROM duckdb_tables() WHERE schema_name = ? AND database_name = current_database(); -- args: "refill"
 SELECT "model", "partition_key", "state", "fingerprint", "row_count", "run_id", "attempts", "window_start", "window_end", "started_at", "finished_at", "published_at", "error", "watermark" FROM "refill"."partitions" WHERE model IN ('marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.monthly_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue', 'staging.orders');
 SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_catalog = current_database();
 SELECT 'staging.orders', count(*) FROM "staging"."orders"
@@ -525,57 +526,6 @@ UNION ALL SELECT 'marts.daily_revenue', count(*) FROM "marts"."daily_revenue"
 UNION ALL SELECT 'marts.revenue_by_region', count(*) FROM "marts"."revenue_by_region"
 UNION ALL SELECT 'marts.rolling_revenue', count(*) FROM "marts"."rolling_revenue";
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.monthly_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
--- begin
-CREATE SCHEMA IF NOT EXISTS "refill";
-CREATE TABLE IF NOT EXISTS "refill"."partitions" (
-  "model" VARCHAR NOT NULL,
-  "partition_key" VARCHAR NOT NULL,
-  "state" VARCHAR NOT NULL,
-  "fingerprint" VARCHAR NOT NULL,
-  "row_count" BIGINT,
-  "run_id" VARCHAR NOT NULL,
-  "attempts" BIGINT NOT NULL,
-  "window_start" TIMESTAMP,
-  "window_end" TIMESTAMP,
-  "started_at" TIMESTAMP NOT NULL,
-  "finished_at" TIMESTAMP NOT NULL,
-  "published_at" TIMESTAMP,
-  "error" VARCHAR,
-  "watermark" VARCHAR
-);
-CREATE TABLE IF NOT EXISTS "refill"."runs" (
-  "run_id" VARCHAR NOT NULL,
-  "target" VARCHAR NOT NULL,
-  "status" VARCHAR NOT NULL,
-  "selection" VARCHAR NOT NULL,
-  "host" VARCHAR NOT NULL,
-  "pid" BIGINT NOT NULL,
-  "started_at" TIMESTAMP NOT NULL,
-  "finished_at" TIMESTAMP,
-  "succeeded" BIGINT NOT NULL,
-  "failed" BIGINT NOT NULL,
-  "skipped" BIGINT NOT NULL,
-  "error" VARCHAR
-);
-CREATE TABLE IF NOT EXISTS "refill"."leases" (
-  "table_name" VARCHAR NOT NULL,
-  "run_id" VARCHAR NOT NULL,
-  "host" VARCHAR NOT NULL,
-  "pid" BIGINT NOT NULL,
-  "acquired_at" TIMESTAMP NOT NULL,
-  "heartbeat_at" TIMESTAMP NOT NULL,
-  "expires_at" TIMESTAMP NOT NULL
-);
-CREATE TABLE IF NOT EXISTS "refill"."versions" (
-  "model" VARCHAR NOT NULL,
-  "fingerprint" VARCHAR NOT NULL,
-  "text" VARCHAR NOT NULL,
-  "created_at" TIMESTAMP NOT NULL,
-  "accepted_from" VARCHAR,
-  "accepted_at" TIMESTAMP,
-  "accepted_partitions" BIGINT
-);
--- commit
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" WHERE table_name = 'marts.customer_lifetime';
 -- begin
 DELETE FROM "refill"."leases" WHERE table_name = 'marts.customer_lifetime';
@@ -612,9 +562,11 @@ INSERT INTO "refill"."runs" ("run_id", "target", "status", "selection", "host", 
 -- commit
 SELECT "table_name", "run_id", "host", "pid", "acquired_at", "heartbeat_at", "expires_at" FROM "refill"."leases" ORDER BY table_name;
 SELECT "run_id", "target", "status", "selection", "host", "pid", "started_at", "finished_at", "succeeded", "failed", "skipped", "error" FROM "refill"."runs" ORDER BY started_at DESC, run_id DESC LIMIT 100;
-SELECT table_catalog, table_name, table_type FROM information_schema.tables WHERE table_schema = ? AND table_catalog <> ? ORDER BY table_type DESC, table_name; -- args: "refill_stage", "refill_defer"
+SELECT database_name, table_name, 'TABLE' AS kind FROM duckdb_tables() WHERE schema_name = $1 AND database_name <> $2
+UNION ALL SELECT database_name, view_name, 'VIEW' FROM duckdb_views() WHERE schema_name = $1 AND database_name <> $2 AND NOT internal
+ORDER BY kind DESC, table_name; -- args: "refill_stage", "refill_defer"
 SELECT "model", "fingerprint", "text", "created_at", "accepted_from", "accepted_at", "accepted_partitions" FROM "refill"."versions" WHERE model IN ('staging.orders', 'marts.customer_lifetime', 'marts.customer_revenue_to_date', 'marts.daily_revenue', 'marts.revenue_by_region', 'marts.rolling_revenue') ORDER BY model, created_at;
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "staging", "orders"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "staging", "orders"
 DESCRIBE SELECT order_id, customer_id, order_date, amount, status, region
 FROM "raw"."orders"
 WHERE order_date >= DATE '2024-01-03' AND order_date < DATE '2024-01-04'
@@ -636,7 +588,7 @@ CREATE VIEW "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2" AS
 SELECT * FROM "warehouse"."staging"."orders" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stages"."refill_stage"."staging__orders__s_RUN_XXXXXX1";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_lifetime"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "customer_lifetime"
 DESCRIBE SELECT o.customer_id,
        c.name,
        count(*) AS orders,
@@ -661,7 +613,7 @@ GROUP BY o.customer_id, c.name;
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" LIMIT 0;
 SELECT count(*) FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3";
 SELECT "customer_id", count(*) AS refill_n FROM "refill_stages"."refill_stage"."marts__customer_lifetime__s_RUN_XXXXXX3" GROUP BY "customer_id" HAVING count(*) > 1 ORDER BY refill_n DESC LIMIT 3;
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "customer_revenue_to_date"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "customer_revenue_to_date"
 DESCRIBE -- Yesterday's totals plus today's orders. A UNION ALL keeps this portable:
 -- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns
 -- with defaults instead of NULLs.
@@ -706,7 +658,7 @@ CREATE VIEW "refill_stages"."refill_stage"."marts__customer_revenue_to_date__v_R
 SELECT * FROM "warehouse"."marts"."customer_revenue_to_date" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stages"."refill_stage"."marts__customer_revenue_to_date__s_RUN_XXXXXX4";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "daily_revenue"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "daily_revenue"
 DESCRIBE SELECT order_date,
        count(*) AS orders,
        sum(amount) AS revenue,
@@ -731,7 +683,7 @@ CREATE VIEW "refill_stages"."refill_stage"."marts__daily_revenue__v_RUN_XXXXXX7"
 SELECT * FROM "warehouse"."marts"."daily_revenue" WHERE NOT coalesce("order_date" >= DATE '2024-01-03' AND "order_date" < DATE '2024-01-04', FALSE)
 UNION ALL BY NAME
 SELECT * FROM "refill_stages"."refill_stage"."marts__daily_revenue__s_RUN_XXXXXX6";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "revenue_by_region"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "revenue_by_region"
 DESCRIBE SELECT region, count(*) AS orders, sum(amount) AS revenue
 FROM "refill_stages"."refill_stage"."staging__orders__v_RUN_XXXXXX2"
 WHERE region = 'eu'
@@ -765,7 +717,7 @@ WHERE region = 'apac'
 GROUP BY region;
 SELECT * FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" LIMIT 0;
 SELECT "region" AS refill_bucket, count(*) AS refill_n, min("region") AS refill_lo, max("region") AS refill_hi FROM "refill_stages"."refill_stage"."marts__revenue_by_region__s_RUN_XXXXXX10" GROUP BY "region";
-SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? AND table_catalog = current_database() ORDER BY ordinal_position; -- args: "marts", "rolling_revenue"
+SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND database_name = current_database() ORDER BY column_index; -- args: "marts", "rolling_revenue"
 DESCRIBE SELECT d.order_date + o.n AS day,
        sum(d.revenue) AS revenue_7d,
        sum(d.orders) AS orders_7d
