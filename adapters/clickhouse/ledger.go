@@ -135,27 +135,41 @@ func seconds(t time.Time) time.Time { return t.Truncate(time.Second) }
 // an array of each column's values, which the server parses as one
 // constant, where a UNION ALL of one SELECT per row is analyzed row by row
 // (the 365 records of a year's batch took 140-190 ms on 18.16 and 230-360
-// ms on 26 that way, against 8-13 and 17-31 ms as arrays). The INSERT
-// converts each value to its column's type: text to DateTime('UTC') in
-// UTC. Split so that no statement nears max_query_size (256 KiB).
-func ledgerInsertStatements(d Dialect, table models.Relation, columns []string, rows [][]string) []string {
+// ms on 26 that way, against 8-13 and 17-31 ms as arrays). A column whose
+// rows all hold the same value (a batch's model, state, run and
+// fingerprint) is that value, not an array. Times stay arrays when there
+// are several rows: whether two units' times fall in the same second is
+// chance, and the statement's form should not be. The INSERT converts
+// each value to its column's type: text to DateTime('UTC') in UTC. Split
+// so that no statement nears max_query_size (256 KiB).
+func ledgerInsertStatements(d Dialect, table models.Relation, columns []sqlkit.Column, rows [][]string) []string {
 	const maxBytes = 128 << 10
-	names, aliases := make([]string, len(columns)), make([]string, len(columns))
+	names := make([]string, len(columns))
 	for i, c := range columns {
-		names[i], aliases[i] = d.QuoteIdent(c), fmt.Sprintf("c%d", i)
+		names[i] = d.QuoteIdent(c.Name)
 	}
-	head := fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s FROM system.one ARRAY JOIN\n", table.Quote(d), strings.Join(names, ", "), strings.Join(aliases, ", "))
+	head := fmt.Sprintf("INSERT INTO %s (%s)\n", table.Quote(d), strings.Join(names, ", "))
 	var stmts []string
 	render := func(part [][]string) {
-		arrays := make([]string, len(columns))
+		var selected, arrays []string
 		values := make([]string, len(part))
-		for i := range columns {
+		for i, c := range columns {
+			same := len(part) == 1 || c.Type != models.TypeTimestamp
 			for j, row := range part {
 				values[j] = row[i]
+				same = same && row[i] == part[0][i]
 			}
-			arrays[i] = fmt.Sprintf("  [%s] AS %s", strings.Join(values, ", "), aliases[i])
+			alias := fmt.Sprintf("c%d", i)
+			// The last column stays an array when no other is one: ARRAY
+			// JOIN makes the rows.
+			if same && (len(arrays) > 0 || i < len(columns)-1) {
+				selected = append(selected, part[0][i]+" AS "+alias)
+				continue
+			}
+			selected = append(selected, alias)
+			arrays = append(arrays, fmt.Sprintf("  [%s] AS %s", strings.Join(values, ", "), alias))
 		}
-		stmts = append(stmts, head+strings.Join(arrays, ",\n"))
+		stmts = append(stmts, fmt.Sprintf("%sSELECT %s FROM system.one ARRAY JOIN\n%s", head, strings.Join(selected, ", "), strings.Join(arrays, ",\n")))
 	}
 	start, size := 0, len(head)
 	for i, row := range rows {
@@ -216,12 +230,8 @@ func leaseStatements(d Dialect, database string, leases []adapters.Lease, versio
 		withVersion(sqlkit.LeaseColumns), rows)
 }
 
-func withVersion(cols []sqlkit.Column) []string {
-	names := make([]string, 0, len(cols)+1)
-	for _, c := range cols {
-		names = append(names, c.Name)
-	}
-	return append(names, VersionColumn)
+func withVersion(cols []sqlkit.Column) []sqlkit.Column {
+	return append(slices.Clip(cols), sqlkit.Column{Name: VersionColumn, Type: models.TypeInt, NotNull: true})
 }
 
 // nextVersion returns a ledger version: the time in unix microseconds,

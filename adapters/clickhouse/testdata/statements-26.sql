@@ -72,14 +72,7 @@ RENAME TABLE `shop`.`events__refill_seed_XXXXXX10` TO `shop`.`events`;
 -- take the lease of a table
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE `table_name` = 'shop.daily';
 INSERT INTO `refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['shop.daily'] AS c0,
-  ['20240105T060708Z-abcdef'] AS c1,
-  ['host'] AS c2,
-  [42] AS c3,
-  ['2024-01-05 06:07:08'] AS c4,
-  ['2024-01-05 06:07:08'] AS c5,
-  ['2024-01-05 06:08:08'] AS c6,
+SELECT 'shop.daily' AS c0, '20240105T060708Z-abcdef' AS c1, 'host' AS c2, 42 AS c3, '2024-01-05 06:07:08' AS c4, '2024-01-05 06:07:08' AS c5, '2024-01-05 06:08:08' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE `table_name` = 'shop.daily';
 
@@ -106,21 +99,7 @@ SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toS
 UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-03')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000' AND active);
 ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['daily'] AS c0,
-  ['2024-01-02'] AS c1,
-  ['done'] AS c2,
-  ['0123456789abcdef'] AS c3,
-  [1] AS c4,
-  ['20240105T060708Z-abcdef'] AS c5,
-  [1] AS c6,
-  ['2024-01-02 00:00:00'] AS c7,
-  ['2024-01-03 00:00:00'] AS c8,
-  ['2024-01-05 06:07:08'] AS c9,
-  ['2024-01-05 06:07:09'] AS c10,
-  ['2024-01-05 06:07:09'] AS c11,
-  [NULL] AS c12,
-  [NULL] AS c13,
+SELECT 'daily' AS c0, '2024-01-02' AS c1, 'done' AS c2, '0123456789abcdef' AS c3, 1 AS c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, '2024-01-02 00:00:00' AS c7, '2024-01-03 00:00:00' AS c8, '2024-01-05 06:07:08' AS c9, '2024-01-05 06:07:09' AS c10, '2024-01-05 06:07:09' AS c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   [MICROS] AS c14;
 DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX23w1704153600x1704240000`;
 
@@ -137,21 +116,14 @@ UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString
 SELECT 't', partition_id, sum(rows), toString(min(min_date)), toString(max(max_date)) FROM system.parts WHERE database = 'shop' AND table = 'daily' AND active GROUP BY partition_id HAVING (max(max_date) >= toDate('2024-01-02') AND min(min_date) < toDate('2024-01-05')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800' AND active);
 ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['daily', 'daily', 'daily'] AS c0,
+SELECT 'daily' AS c0, c1, 'done' AS c2, '0123456789abcdef' AS c3, c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, c7, c8, c9, c10, c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   ['2024-01-02', '2024-01-03', '2024-01-04'] AS c1,
-  ['done', 'done', 'done'] AS c2,
-  ['0123456789abcdef', '0123456789abcdef', '0123456789abcdef'] AS c3,
   [1, 2, 3] AS c4,
-  ['20240105T060708Z-abcdef', '20240105T060708Z-abcdef', '20240105T060708Z-abcdef'] AS c5,
-  [1, 1, 1] AS c6,
   ['2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00'] AS c7,
   ['2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-05 00:00:00'] AS c8,
   ['2024-01-05 06:07:08', '2024-01-05 06:07:08', '2024-01-05 06:07:08'] AS c9,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c10,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c11,
-  [NULL, NULL, NULL] AS c12,
-  [NULL, NULL, NULL] AS c13,
   [MICROS, MICROS, MICROS] AS c14;
 DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX35w1704153600x1704412800`;
 
@@ -172,21 +144,7 @@ SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_time) AS lo, toS
 UNION ALL SELECT 't', partition_id, sum(rows), toString(min(min_time)), toString(max(max_time)) FROM system.parts WHERE database = 'shop' AND table = 'hourly' AND active GROUP BY partition_id HAVING (max(max_time) >= toDateTime('2024-01-02 03:00:00', 'UTC') AND min(min_time) < toDateTime('2024-01-02 04:00:00', 'UTC')) OR partition_id IN (SELECT partition_id FROM system.parts WHERE database = 'refill_stage' AND table = 'shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000' AND active);
 ALTER TABLE `shop`.`hourly` REPLACE PARTITION ID '20240102' FROM `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['hourly'] AS c0,
-  ['2024-01-02T03'] AS c1,
-  ['done'] AS c2,
-  ['0123456789abcdef'] AS c3,
-  [1] AS c4,
-  ['20240105T060708Z-abcdef'] AS c5,
-  [1] AS c6,
-  ['2024-01-02 03:00:00'] AS c7,
-  ['2024-01-02 04:00:00'] AS c8,
-  ['2024-01-05 06:07:08'] AS c9,
-  ['2024-01-05 06:07:09'] AS c10,
-  ['2024-01-05 06:07:09'] AS c11,
-  [NULL] AS c12,
-  [NULL] AS c13,
+SELECT 'hourly' AS c0, '2024-01-02T03' AS c1, 'done' AS c2, '0123456789abcdef' AS c3, 1 AS c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, '2024-01-02 03:00:00' AS c7, '2024-01-02 04:00:00' AS c8, '2024-01-05 06:07:08' AS c9, '2024-01-05 06:07:09' AS c10, '2024-01-05 06:07:09' AS c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   [MICROS] AS c14;
 DROP TABLE IF EXISTS `refill_stage`.`shop__hourly__s_20240105t060708zabcdef_XXXXXX45w1704164400x1704168000`;
 
@@ -207,21 +165,13 @@ SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toS
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT splitByChar('_', _part)[1] FROM `shop`.`by_region` WHERE `region` IN ('eu', 'it\'s'));
 ALTER TABLE `shop`.`by_region` REPLACE PARTITION ID '6723087e83ca1d71525b3a74c779f913' FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`, REPLACE PARTITION ID 'de8077ca66b7d4c91dec24170dce4d53' FROM `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['by_region', 'by_region'] AS c0,
+SELECT 'by_region' AS c0, c1, 'done' AS c2, '0123456789abcdef' AS c3, 1 AS c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, c7, c8, c9, c10, c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   ['eu', 'it\'s'] AS c1,
-  ['done', 'done'] AS c2,
-  ['0123456789abcdef', '0123456789abcdef'] AS c3,
-  [1, 1] AS c4,
-  ['20240105T060708Z-abcdef', '20240105T060708Z-abcdef'] AS c5,
-  [1, 1] AS c6,
   [NULL, NULL] AS c7,
   [NULL, NULL] AS c8,
   ['2024-01-05 06:07:08', '2024-01-05 06:07:08'] AS c9,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c10,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c11,
-  [NULL, NULL] AS c12,
-  [NULL, NULL] AS c13,
   [MICROS, MICROS] AS c14;
 DROP TABLE IF EXISTS `refill_stage`.`shop__by_region__s_20240105t060708zabcdef_XXXXXX58`;
 
@@ -242,21 +192,7 @@ SELECT 's' AS kind, partition_id AS id, rows AS n, toString(min_date) AS lo, toS
 UNION ALL SELECT 't', *, toUInt64(0), '', '' FROM (SELECT DISTINCT partition_id FROM system.parts WHERE database = 'shop' AND table = 'totals' AND active ORDER BY partition_id);
 ALTER TABLE `shop`.`totals` REPLACE PARTITION ID 'all' FROM `refill_stage`.`shop__totals__s_20240105t060708zabcdef_XXXXXX71`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['totals'] AS c0,
-  ['all'] AS c1,
-  ['done'] AS c2,
-  ['0123456789abcdef'] AS c3,
-  [1] AS c4,
-  ['20240105T060708Z-abcdef'] AS c5,
-  [1] AS c6,
-  [NULL] AS c7,
-  [NULL] AS c8,
-  ['2024-01-05 06:07:08'] AS c9,
-  ['2024-01-05 06:07:09'] AS c10,
-  ['2024-01-05 06:07:09'] AS c11,
-  [NULL] AS c12,
-  [NULL] AS c13,
+SELECT 'totals' AS c0, 'all' AS c1, 'done' AS c2, '0123456789abcdef' AS c3, 1 AS c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, NULL AS c7, NULL AS c8, '2024-01-05 06:07:08' AS c9, '2024-01-05 06:07:09' AS c10, '2024-01-05 06:07:09' AS c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   [MICROS] AS c14;
 
 -- summarize a stage from the warehouse's metadata
@@ -325,21 +261,7 @@ SELECT DISTINCT partition_id FROM system.parts WHERE database = 'refill_stage' A
 ALTER TABLE `shop`.`daily` REPLACE PARTITION ID '202401' FROM `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97`;
 DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX97`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['daily'] AS c0,
-  ['2024-01-02'] AS c1,
-  ['done'] AS c2,
-  ['0123456789abcdef'] AS c3,
-  [1] AS c4,
-  ['20240105T060708Z-abcdef'] AS c5,
-  [1] AS c6,
-  ['2024-01-02 00:00:00'] AS c7,
-  ['2024-01-03 00:00:00'] AS c8,
-  ['2024-01-05 06:07:08'] AS c9,
-  ['2024-01-05 06:07:09'] AS c10,
-  ['2024-01-05 06:07:09'] AS c11,
-  [NULL] AS c12,
-  [NULL] AS c13,
+SELECT 'daily' AS c0, '2024-01-02' AS c1, 'done' AS c2, '0123456789abcdef' AS c3, 1 AS c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, '2024-01-02 00:00:00' AS c7, '2024-01-03 00:00:00' AS c8, '2024-01-05 06:07:08' AS c9, '2024-01-05 06:07:09' AS c10, '2024-01-05 06:07:09' AS c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   [MICROS] AS c14;
 DROP TABLE IF EXISTS `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX88w1704153600x1704240000`;
 
@@ -356,41 +278,27 @@ SHOW CREATE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX10
 DESCRIBE TABLE `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
 INSERT INTO `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109` (`d`, `v`) SELECT `d`, `v` FROM `refill_stage`.`shop__daily__s_20240105t060708zabcdef_XXXXXX107w1704067200x1704412800`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['daily', 'daily', 'daily'] AS c0,
+SELECT 'daily' AS c0, c1, 'pending' AS c2, '0123456789abcdef' AS c3, c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, c7, c8, c9, c10, c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   ['2024-01-02', '2024-01-03', '2024-01-04'] AS c1,
-  ['pending', 'pending', 'pending'] AS c2,
-  ['0123456789abcdef', '0123456789abcdef', '0123456789abcdef'] AS c3,
   [1, 2, 3] AS c4,
-  ['20240105T060708Z-abcdef', '20240105T060708Z-abcdef', '20240105T060708Z-abcdef'] AS c5,
-  [1, 1, 1] AS c6,
   ['2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00'] AS c7,
   ['2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-05 00:00:00'] AS c8,
   ['2024-01-05 06:07:08', '2024-01-05 06:07:08', '2024-01-05 06:07:08'] AS c9,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c10,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c11,
-  [NULL, NULL, NULL] AS c12,
-  [NULL, NULL, NULL] AS c13,
   [MICROS, MICROS, MICROS] AS c14;
 EXISTS TABLE `shop`.`daily`;
 SELECT engine FROM system.databases WHERE name = 'shop';
 EXCHANGE TABLES `shop`.`daily` AND `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['daily', 'daily', 'daily'] AS c0,
+SELECT 'daily' AS c0, c1, 'done' AS c2, '0123456789abcdef' AS c3, c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, c7, c8, c9, c10, c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   ['2024-01-02', '2024-01-03', '2024-01-04'] AS c1,
-  ['done', 'done', 'done'] AS c2,
-  ['0123456789abcdef', '0123456789abcdef', '0123456789abcdef'] AS c3,
   [1, 2, 3] AS c4,
-  ['20240105T060708Z-abcdef', '20240105T060708Z-abcdef', '20240105T060708Z-abcdef'] AS c5,
-  [1, 1, 1] AS c6,
   ['2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00'] AS c7,
   ['2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-05 00:00:00'] AS c8,
   ['2024-01-05 06:07:08', '2024-01-05 06:07:08', '2024-01-05 06:07:08'] AS c9,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c10,
   ['2024-01-05 06:07:09', '2024-01-05 06:07:09', '2024-01-05 06:07:09'] AS c11,
-  [NULL, NULL, NULL] AS c12,
-  [NULL, NULL, NULL] AS c13,
   [MICROS, MICROS, MICROS] AS c14;
 DROP TABLE IF EXISTS `refill_stage`.`shop__daily__w_20240105t060708zabcdef_XXXXXX109`;
 
@@ -400,67 +308,22 @@ SELECT database, table, any(engine), sum(rows) FROM system.parts WHERE active AN
 
 -- record a failed partition
 INSERT INTO `refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
-  ['hourly'] AS c0,
-  ['2024-01-02T04'] AS c1,
-  ['failed'] AS c2,
-  ['0123456789abcdef'] AS c3,
-  [NULL] AS c4,
-  ['20240105T060708Z-abcdef'] AS c5,
-  [1] AS c6,
-  ['2024-01-02 04:00:00'] AS c7,
-  ['2024-01-02 05:00:00'] AS c8,
-  ['2024-01-05 06:07:08'] AS c9,
-  ['2024-01-05 06:07:09'] AS c10,
-  [NULL] AS c11,
-  ['it\'s broken: \'quotes\' and \\backslashes\\'] AS c12,
-  [NULL] AS c13,
+SELECT 'hourly' AS c0, '2024-01-02T04' AS c1, 'failed' AS c2, '0123456789abcdef' AS c3, NULL AS c4, '20240105T060708Z-abcdef' AS c5, 1 AS c6, '2024-01-02 04:00:00' AS c7, '2024-01-02 05:00:00' AS c8, '2024-01-05 06:07:08' AS c9, '2024-01-05 06:07:09' AS c10, NULL AS c11, 'it\'s broken: \'quotes\' and \\backslashes\\' AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   [MICROS] AS c14;
 
 -- save and read a run
 INSERT INTO `refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12 FROM system.one ARRAY JOIN
-  ['20240105T060708Z-abcdef'] AS c0,
-  ['dev'] AS c1,
-  ['running'] AS c2,
-  ['{"from":"2024-01-02"}'] AS c3,
-  ['host'] AS c4,
-  [42] AS c5,
-  ['2024-01-05 06:07:08'] AS c6,
-  [NULL] AS c7,
-  [0] AS c8,
-  [0] AS c9,
-  [0] AS c10,
-  [NULL] AS c11,
+SELECT '20240105T060708Z-abcdef' AS c0, 'dev' AS c1, 'running' AS c2, '{"from":"2024-01-02"}' AS c3, 'host' AS c4, 42 AS c5, '2024-01-05 06:07:08' AS c6, NULL AS c7, 0 AS c8, 0 AS c9, 0 AS c10, NULL AS c11, c12 FROM system.one ARRAY JOIN
   [MICROS] AS c12;
 INSERT INTO `refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12 FROM system.one ARRAY JOIN
-  ['20240105T060708Z-abcdef'] AS c0,
-  ['dev'] AS c1,
-  ['succeeded'] AS c2,
-  ['{"from":"2024-01-02"}'] AS c3,
-  ['host'] AS c4,
-  [42] AS c5,
-  ['2024-01-05 06:07:08'] AS c6,
-  ['2024-01-05 06:08:08'] AS c7,
-  [9] AS c8,
-  [0] AS c9,
-  [0] AS c10,
-  [NULL] AS c11,
+SELECT '20240105T060708Z-abcdef' AS c0, 'dev' AS c1, 'succeeded' AS c2, '{"from":"2024-01-02"}' AS c3, 'host' AS c4, 42 AS c5, '2024-01-05 06:07:08' AS c6, '2024-01-05 06:08:08' AS c7, 9 AS c8, 0 AS c9, 0 AS c10, NULL AS c11, c12 FROM system.one ARRAY JOIN
   [MICROS] AS c12;
 SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `refill`.`runs` FINAL WHERE `run_id` = '20240105T060708Z-abcdef';
 SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `refill`.`runs` FINAL WHERE 1 = 1 ORDER BY `started_at` DESC, `run_id` DESC LIMIT 10;
 
 -- save and read model versions
 INSERT INTO `refill`.`versions` (`model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['daily'] AS c0,
-  ['0123456789abcdef'] AS c1,
-  ['SELECT \'it\'\'s\''] AS c2,
-  ['2024-01-05 06:07:08'] AS c3,
-  [NULL] AS c4,
-  [NULL] AS c5,
-  [NULL] AS c6,
+SELECT 'daily' AS c0, '0123456789abcdef' AS c1, 'SELECT \'it\'\'s\'' AS c2, '2024-01-05 06:07:08' AS c3, NULL AS c4, NULL AS c5, NULL AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions` FROM `refill`.`versions` FINAL WHERE `model` IN ('daily') ORDER BY `model`, `created_at`;
 
@@ -481,25 +344,11 @@ SELECT `model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, 
 -- renew and release the lease
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE `run_id` = '20240105T060708Z-abcdef';
 INSERT INTO `refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['shop.daily'] AS c0,
-  ['20240105T060708Z-abcdef'] AS c1,
-  ['host'] AS c2,
-  [42] AS c3,
-  ['2024-01-05 06:07:08'] AS c4,
-  ['2024-01-05 06:07:38'] AS c5,
-  ['2024-01-05 06:08:38'] AS c6,
+SELECT 'shop.daily' AS c0, '20240105T060708Z-abcdef' AS c1, 'host' AS c2, 42 AS c3, '2024-01-05 06:07:08' AS c4, '2024-01-05 06:07:38' AS c5, '2024-01-05 06:08:38' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `refill`.`leases` FINAL WHERE `run_id` = '20240105T060708Z-abcdef';
 INSERT INTO `refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['shop.daily'] AS c0,
-  ['20240105T060708Z-abcdef'] AS c1,
-  ['host'] AS c2,
-  [42] AS c3,
-  ['2024-01-05 06:07:08'] AS c4,
-  ['NOW'] AS c5,
-  ['1970-01-01 00:00:00'] AS c6,
+SELECT 'shop.daily' AS c0, '20240105T060708Z-abcdef' AS c1, 'host' AS c2, 42 AS c3, '2024-01-05 06:07:08' AS c4, 'NOW' AS c5, '1970-01-01 00:00:00' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 
 -- clean up the stages of dead runs

@@ -61,92 +61,38 @@ CREATE TABLE IF NOT EXISTS `p_refill`.`versions` (
 ) ENGINE = ReplacingMergeTree(`version`) ORDER BY (`model`, `fingerprint`);
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.customer_lifetime';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['p_marts.customer_lifetime'] AS c0,
-  ['RUN-ID'] AS c1,
-  ['HOST'] AS c2,
-  [PID] AS c3,
-  ['NOW'] AS c4,
-  ['NOW'] AS c5,
-  ['NOW'] AS c6,
+SELECT 'p_marts.customer_lifetime' AS c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, 'NOW' AS c4, 'NOW' AS c5, 'NOW' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.customer_lifetime';
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.customer_revenue_to_date';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['p_marts.customer_revenue_to_date'] AS c0,
-  ['RUN-ID'] AS c1,
-  ['HOST'] AS c2,
-  [PID] AS c3,
-  ['NOW'] AS c4,
-  ['NOW'] AS c5,
-  ['NOW'] AS c6,
+SELECT 'p_marts.customer_revenue_to_date' AS c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, 'NOW' AS c4, 'NOW' AS c5, 'NOW' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.customer_revenue_to_date';
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.daily_revenue';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['p_marts.daily_revenue'] AS c0,
-  ['RUN-ID'] AS c1,
-  ['HOST'] AS c2,
-  [PID] AS c3,
-  ['NOW'] AS c4,
-  ['NOW'] AS c5,
-  ['NOW'] AS c6,
+SELECT 'p_marts.daily_revenue' AS c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, 'NOW' AS c4, 'NOW' AS c5, 'NOW' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.daily_revenue';
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.revenue_by_region';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['p_marts.revenue_by_region'] AS c0,
-  ['RUN-ID'] AS c1,
-  ['HOST'] AS c2,
-  [PID] AS c3,
-  ['NOW'] AS c4,
-  ['NOW'] AS c5,
-  ['NOW'] AS c6,
+SELECT 'p_marts.revenue_by_region' AS c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, 'NOW' AS c4, 'NOW' AS c5, 'NOW' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.revenue_by_region';
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.rolling_revenue';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['p_marts.rolling_revenue'] AS c0,
-  ['RUN-ID'] AS c1,
-  ['HOST'] AS c2,
-  [PID] AS c3,
-  ['NOW'] AS c4,
-  ['NOW'] AS c5,
-  ['NOW'] AS c6,
+SELECT 'p_marts.rolling_revenue' AS c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, 'NOW' AS c4, 'NOW' AS c5, 'NOW' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_marts.rolling_revenue';
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_staging.orders';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
-  ['p_staging.orders'] AS c0,
-  ['RUN-ID'] AS c1,
-  ['HOST'] AS c2,
-  [PID] AS c3,
-  ['NOW'] AS c4,
-  ['NOW'] AS c5,
-  ['NOW'] AS c6,
+SELECT 'p_staging.orders' AS c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, 'NOW' AS c4, 'NOW' AS c5, 'NOW' AS c6, c7 FROM system.one ARRAY JOIN
   [MICROS] AS c7;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `table_name` = 'p_staging.orders';
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE 1 = 1;
 SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
 INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12 FROM system.one ARRAY JOIN
-  ['RUN-ID'] AS c0,
-  ['clickhouse'] AS c1,
-  ['running'] AS c2,
-  ['{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}'] AS c3,
-  ['HOST'] AS c4,
-  [PID] AS c5,
-  ['NOW'] AS c6,
-  [NULL] AS c7,
-  [0] AS c8,
-  [0] AS c9,
-  [0] AS c10,
-  [NULL] AS c11,
+SELECT 'RUN-ID' AS c0, 'clickhouse' AS c1, 'running' AS c2, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS c3, 'HOST' AS c4, PID AS c5, 'NOW' AS c6, NULL AS c7, 0 AS c8, 0 AS c9, 0 AS c10, NULL AS c11, c12 FROM system.one ARRAY JOIN
   [MICROS] AS c12;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE 1 = 1;
 SELECT `run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error` FROM `p_refill`.`runs` FINAL WHERE 1 = 1 ORDER BY `started_at` DESC, `run_id` DESC LIMIT 100;
@@ -154,14 +100,12 @@ SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND 
 SELECT DISTINCT table FROM system.columns WHERE database = 'p_refill_stage' AND startsWith(table, '') ORDER BY table;
 SELECT `model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions` FROM `p_refill`.`versions` FINAL WHERE `model` IN ('p_staging.orders', 'p_marts.customer_lifetime', 'p_marts.customer_revenue_to_date', 'p_marts.daily_revenue', 'p_marts.revenue_by_region', 'p_marts.rolling_revenue') ORDER BY `model`, `created_at`;
 INSERT INTO `p_refill`.`versions` (`model`, `fingerprint`, `text`, `created_at`, `accepted_from`, `accepted_at`, `accepted_partitions`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
+SELECT c0, c1, c2, c3, NULL AS c4, c5, NULL AS c6, c7 FROM system.one ARRAY JOIN
   ['p_marts.customer_lifetime', 'p_marts.customer_revenue_to_date', 'p_marts.daily_revenue', 'p_marts.revenue_by_region', 'p_marts.rolling_revenue', 'p_staging.orders'] AS c0,
   ['FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT'] AS c1,
   ['model: p_marts.customer_lifetime\ntable: `p_marts`.`customer_lifetime`\ndialect: clickhouse\nref: p_staging.orders -> `p_staging`.`orders`\nsource: p_raw.customers -> `p_raw`.`customers`\n\nSELECT o.customer_id,\n       c.name,\n       count(*) AS orders,\n       sum(o.amount) AS revenue,\n       min(o.order_date) AS first_order\n-- The subquery keeps this portable to a sharded ClickHouse 18.16 cluster,\n-- whose Distributed tables lose a JOIN\'s alias of them.\nFROM (SELECT customer_id, amount, order_date FROM {{ ref("p_staging.orders") }}) AS o\nJOIN {{ source("p_raw.customers") }} AS c ON c.customer_id = o.customer_id\nGROUP BY o.customer_id, c.name\n', 'model: p_marts.customer_revenue_to_date\ntable: `p_marts`.`customer_revenue_to_date`\ndialect: clickhouse\npartition_by: order_date\ngrain: day\npartition_type: date\ncolumn order_date: date\ncolumn customer_id: bigint\ncolumn orders_to_date: bigint\ncolumn revenue_to_date: double\nref: p_staging.orders -> `p_staging`.`orders`\n\n-- Yesterday\'s totals plus today\'s orders. A UNION ALL keeps this portable:\n-- ClickHouse 18.16 has no WITH subqueries and fills unmatched join columns\n-- with defaults instead of NULLs.\nSELECT {{ start }} AS order_date,\n       customer_id,\n       sum(orders) AS orders_to_date,\n       sum(revenue) AS revenue_to_date\nFROM (\n  SELECT customer_id, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount) AS DOUBLE) AS revenue\n  FROM {{ ref("p_staging.orders") }}\n  WHERE order_date >= {{ start }} AND order_date < {{ end }}\n  GROUP BY customer_id\n  UNION ALL\n  SELECT customer_id, orders_to_date, revenue_to_date\n  FROM {{ this }}\n  WHERE order_date = {{ date_add(start, -1, "day") }}\n) AS totals\nGROUP BY customer_id\n', 'model: p_marts.daily_revenue\ntable: `p_marts`.`daily_revenue`\ndialect: clickhouse\npartition_by: order_date\ngrain: day\npartition_type: date\nref: p_staging.orders -> `p_staging`.`orders`\n\nSELECT order_date,\n       count(*) AS orders,\n       sum(amount) AS revenue,\n       sum(CASE WHEN status = \'returned\' THEN amount ELSE 0 END) AS returned\nFROM {{ ref("p_staging.orders") }}\nWHERE order_date >= {{ start }} AND order_date < {{ end }}\nGROUP BY order_date\n', 'model: p_marts.revenue_by_region\ntable: `p_marts`.`revenue_by_region`\ndialect: clickhouse\npartition_by: region\nvalues: [eu us apac]\nref: p_staging.orders -> `p_staging`.`orders`\n\nSELECT region, count(*) AS orders, sum(amount) AS revenue\nFROM {{ ref("p_staging.orders") }}\nWHERE region = {{ partition }}\nGROUP BY region\n', 'model: p_marts.rolling_revenue\ntable: `p_marts`.`rolling_revenue`\ndialect: clickhouse\npartition_by: day\ngrain: day\npartition_type: date\nref: daily_revenue -> `p_marts`.`daily_revenue`\n\nSELECT d.order_date + o.n AS day,\n       sum(d.revenue) AS revenue_7d,\n       sum(d.orders) AS orders_7d\nFROM {{ ref("daily_revenue") }} AS d\nCROSS JOIN (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3\n            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6) AS o\nWHERE d.order_date >= {{ date_add(start, -6, "day") }} AND d.order_date < {{ end }}\n  AND d.order_date + o.n >= {{ start }} AND d.order_date + o.n < {{ end }}\nGROUP BY d.order_date + o.n\n', 'model: p_staging.orders\ntable: `p_staging`.`orders`\ndialect: clickhouse\npartition_by: order_date\ngrain: day\npartition_type: date\nsource: p_raw.orders -> `p_raw`.`orders`\nvar: min_amount = 10\n\nSELECT order_id, customer_id, order_date, amount, status, region\nFROM {{ source("p_raw.orders") }}\nWHERE order_date >= {{ start }} AND order_date < {{ end }}\n  AND amount >= {{ var("min_amount") }}\n  AND status <> \'test\'\n'] AS c2,
   ['NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW'] AS c3,
-  [NULL, NULL, NULL, NULL, NULL, NULL] AS c4,
   [NULL, NULL, NULL, NULL, NULL, NULL] AS c5,
-  [NULL, NULL, NULL, NULL, NULL, NULL] AS c6,
   [MICROS, MICROS, MICROS, MICROS, MICROS, MICROS] AS c7;
 EXISTS TABLE `p_staging`.`orders`;
 DESCRIBE TABLE (
@@ -432,21 +376,16 @@ SELECT `day` AS refill_bucket, count(*) AS refill_n, min(`day`) AS refill_lo, ma
 CREATE TABLE `p_marts`.`rolling_revenue` AS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400`;
 ALTER TABLE `p_marts`.`rolling_revenue` REPLACE PARTITION ID '202401' FROM `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400`;
 INSERT INTO `p_refill`.`partitions` (`model`, `partition_key`, `state`, `fingerprint`, `row_count`, `run_id`, `attempts`, `window_start`, `window_end`, `started_at`, `finished_at`, `published_at`, `error`, `watermark`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14 FROM system.one ARRAY JOIN
+SELECT c0, c1, 'done' AS c2, c3, c4, 'RUN-ID' AS c5, 1 AS c6, c7, c8, c9, c10, c11, NULL AS c12, NULL AS c13, c14 FROM system.one ARRAY JOIN
   ['p_staging.orders', 'p_staging.orders', 'p_staging.orders', 'p_marts.customer_lifetime', 'p_marts.customer_revenue_to_date', 'p_marts.customer_revenue_to_date', 'p_marts.customer_revenue_to_date', 'p_marts.daily_revenue', 'p_marts.daily_revenue', 'p_marts.daily_revenue', 'p_marts.revenue_by_region', 'p_marts.revenue_by_region', 'p_marts.revenue_by_region', 'p_marts.rolling_revenue', 'p_marts.rolling_revenue', 'p_marts.rolling_revenue'] AS c0,
   ['2024-01-01', '2024-01-02', '2024-01-03', 'all', '2024-01-01', '2024-01-02', '2024-01-03', '2024-01-01', '2024-01-02', '2024-01-03', 'eu', 'us', 'apac', '2024-01-01', '2024-01-02', '2024-01-03'] AS c1,
-  ['done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done', 'done'] AS c2,
   ['FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT', 'FINGERPRINT'] AS c3,
   [30, 27, 25, 71, 28, 51, 71, 1, 1, 1, 1, 1, 1, 1, 1, 1] AS c4,
-  ['RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID'] AS c5,
-  [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1] AS c6,
   ['2024-01-01 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00', NULL, '2024-01-01 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-01 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00', NULL, NULL, NULL, '2024-01-01 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00'] AS c7,
   ['2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-04 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-04 00:00:00', '2024-01-04 00:00:00', '2024-01-04 00:00:00', '2024-01-02 00:00:00', '2024-01-03 00:00:00', '2024-01-04 00:00:00'] AS c8,
   ['NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW'] AS c9,
   ['NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW'] AS c10,
   ['NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW'] AS c11,
-  [NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL] AS c12,
-  [NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL] AS c13,
   [MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS, MICROS] AS c14;
 DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_lifetime__s_RUN_XXXXXX55`;
 DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__customer_revenue_to_date__s_RUN_XXXXXX72w1704067200x1704153600`;
@@ -459,27 +398,12 @@ DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__revenue_by_region__s_RUN_XXXXXX1
 DROP TABLE IF EXISTS `p_refill_stage`.`p_marts__rolling_revenue__s_RUN_XXXXXX132w1704067200x1704326400`;
 DROP TABLE IF EXISTS `p_refill_stage`.`p_staging__orders__s_RUN_XXXXXX43w1704067200x1704326400`;
 INSERT INTO `p_refill`.`runs` (`run_id`, `target`, `status`, `selection`, `host`, `pid`, `started_at`, `finished_at`, `succeeded`, `failed`, `skipped`, `error`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12 FROM system.one ARRAY JOIN
-  ['RUN-ID'] AS c0,
-  ['clickhouse'] AS c1,
-  ['succeeded'] AS c2,
-  ['{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}'] AS c3,
-  ['HOST'] AS c4,
-  [PID] AS c5,
-  ['NOW'] AS c6,
-  ['NOW'] AS c7,
-  [16] AS c8,
-  [0] AS c9,
-  [0] AS c10,
-  [NULL] AS c11,
+SELECT 'RUN-ID' AS c0, 'clickhouse' AS c1, 'succeeded' AS c2, '{"from":"2024-01-01","to":"2024-01-03","now":"2024-02-01T00:00:00Z","shape":{"split_failed":true,"concurrency":1,"retries":2}}' AS c3, 'HOST' AS c4, PID AS c5, 'NOW' AS c6, 'NOW' AS c7, 16 AS c8, 0 AS c9, 0 AS c10, NULL AS c11, c12 FROM system.one ARRAY JOIN
   [MICROS] AS c12;
 SELECT `table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at` FROM `p_refill`.`leases` FINAL WHERE `run_id` = 'RUN-ID';
 INSERT INTO `p_refill`.`leases` (`table_name`, `run_id`, `host`, `pid`, `acquired_at`, `heartbeat_at`, `expires_at`, `version`)
-SELECT c0, c1, c2, c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
+SELECT c0, 'RUN-ID' AS c1, 'HOST' AS c2, PID AS c3, c4, c5, c6, c7 FROM system.one ARRAY JOIN
   ['p_marts.customer_lifetime', 'p_marts.customer_revenue_to_date', 'p_marts.daily_revenue', 'p_marts.revenue_by_region', 'p_marts.rolling_revenue', 'p_staging.orders'] AS c0,
-  ['RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID', 'RUN-ID'] AS c1,
-  ['HOST', 'HOST', 'HOST', 'HOST', 'HOST', 'HOST'] AS c2,
-  [PID, PID, PID, PID, PID, PID] AS c3,
   ['NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW'] AS c4,
   ['NOW', 'NOW', 'NOW', 'NOW', 'NOW', 'NOW'] AS c5,
   ['1970-01-01 00:00:00', '1970-01-01 00:00:00', '1970-01-01 00:00:00', '1970-01-01 00:00:00', '1970-01-01 00:00:00', '1970-01-01 00:00:00'] AS c6,
