@@ -64,14 +64,12 @@ func recordStatements(d Dialect, ledgerSchema string, records []adapters.Record)
 	if len(records) <= valuesRecords {
 		return sqlkit.ReplaceRecordsSQL(d, ledgerSchema, records, ledgerChunk)
 	}
+	// The keys from one JSON array: a hash join, where an IN list of 365
+	// literals is bound one by one.
+	stmts := sqlkit.DeleteRecordsSQL(d, ledgerSchema, records, ledgerChunk, func(keys []string) string {
+		return "SELECT unnest(" + fromJSON(d, "VARCHAR", keys) + ")"
+	})
 	table := models.Relation{Schema: ledgerSchema, Name: sqlkit.PartitionsTable}.Quote(d)
-	var stmts []string
-	for _, mk := range sqlkit.KeysByModel(records) {
-		for keys := range slices.Chunk(mk.Keys, ledgerChunk) {
-			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (SELECT unnest(%s))", table,
-				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), fromJSON(d, "VARCHAR", keys)))
-		}
-	}
 	for part := range slices.Chunk(records, ledgerChunk) {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\n%s",
 			table, sqlkit.ColumnNames(d, sqlkit.PartitionColumns), recordsSelect(d, part)))

@@ -290,23 +290,23 @@ func RecordsFromResult(res *adapters.Result) ([]adapters.Record, error) {
 	return out, nil
 }
 
-// ModelKeys is the partitions of one model among a set of records.
-type ModelKeys struct {
+// modelKeys is the partitions of one model among a set of records.
+type modelKeys struct {
 	Model string
 	Keys  []string
 }
 
-// KeysByModel groups records' partition keys by model, in order of first
+// keysByModel groups records' partition keys by model, in order of first
 // appearance, for the DELETE that precedes re-inserting ledger rows.
-func KeysByModel(records []adapters.Record) []ModelKeys {
-	var out []ModelKeys
+func keysByModel(records []adapters.Record) []modelKeys {
+	var out []modelKeys
 	index := map[string]int{}
 	for _, r := range records {
 		i, ok := index[r.Model]
 		if !ok {
 			i = len(out)
 			index[r.Model] = i
-			out = append(out, ModelKeys{Model: r.Model})
+			out = append(out, modelKeys{Model: r.Model})
 		}
 		out[i].Keys = append(out[i].Keys, r.Partition)
 	}
@@ -524,27 +524,30 @@ func ReplaceRecordsSQL(d models.Dialect, schema string, records []adapters.Recor
 	for i, r := range records {
 		rows[i] = RecordValues(d, r)
 	}
-	stmts := deleteRecordsSQL(d, schema, records, chunk)
+	stmts := DeleteRecordsSQL(d, schema, records, chunk, func(keys []string) string {
+		lits := make([]string, len(keys))
+		for i, k := range keys {
+			lits[i] = d.QuoteString(k)
+		}
+		return strings.Join(lits, ", ")
+	})
 	for part := range slices.Chunk(rows, chunk) {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s) VALUES\n  %s", table, ColumnNames(d, PartitionColumns), ValuesList(part)))
 	}
 	return stmts
 }
 
-// deleteRecordsSQL renders the DELETEs of the ledger records of records'
+// DeleteRecordsSQL renders the DELETEs of the ledger records of records'
 // partitions from the partitions table of schema, at most chunk partitions
-// each.
-func deleteRecordsSQL(d models.Dialect, schema string, records []adapters.Record, chunk int) []string {
+// each: partition_key IN (in(keys)), where in renders a list of the keys'
+// literals or a subquery of them.
+func DeleteRecordsSQL(d models.Dialect, schema string, records []adapters.Record, chunk int, in func(keys []string) string) []string {
 	table := models.Relation{Schema: schema, Name: PartitionsTable}.Quote(d)
 	var stmts []string
-	for _, mk := range KeysByModel(records) {
+	for _, mk := range keysByModel(records) {
 		for keys := range slices.Chunk(mk.Keys, chunk) {
-			lits := make([]string, len(keys))
-			for i, k := range keys {
-				lits[i] = d.QuoteString(k)
-			}
 			stmts = append(stmts, fmt.Sprintf("DELETE FROM %s WHERE %s = %s AND %s IN (%s)", table,
-				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), strings.Join(lits, ", ")))
+				d.QuoteIdent("model"), d.QuoteString(mk.Model), d.QuoteIdent("partition_key"), in(keys)))
 		}
 	}
 	return stmts
