@@ -53,11 +53,12 @@ import (
 // Each shard's swap is atomic per physical partition, as on one server;
 // the shards of one window are swapped one after the other, so a query
 // during a publication may see the new rows of one shard with the old of
-// another, and a crash between shards leaves them so. The ledger holds
-// the publication pending before any shard changes, and done only after
-// every shard has swapped (the stage is kept until then too): the next
-// run, from any node, redoes a pending window, which replaces every
-// shard's part again.
+// another, and a crash between shards leaves them so. Before any shard
+// changes, every node lists the stage as published (published.go); the
+// ledger records the window done only after every shard has swapped (the
+// stage and the lists are kept until then): after a crash the next run,
+// from any node, finds the window in the lists, records it pending and
+// redoes it, which replaces every shard's part again.
 
 // Layouts of a cluster's tables (Config.Layout).
 const (
@@ -94,6 +95,7 @@ type cluster struct {
 	// in replica_num order.
 	shards [][]*node
 	self   *node // the coordinator's node
+	lists  lists // the published lists made (published.go)
 }
 
 func (c *cluster) nodes() []*node {
@@ -706,18 +708,13 @@ func (replicatedCluster) readsTargetParts() bool { return true }
 
 // swap is the one-server swap, on the coordinator's replica; the other
 // replicas catch up after it (caughtUp).
-func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return r.a.node.swap(ctx, tag, st, change, pending, r)
+func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error) error {
+	return r.a.node.swap(ctx, tag, st, change, announce, r)
 }
 
 func (r replicatedCluster) caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error {
 	return r.swapped(ctx, tag, target)
 }
-
-// pendingFirst: the evidence of a publication a crash interrupts must be
-// where every node reads it: the replicated ledger, not only the
-// coordinator's stage.
-func (replicatedCluster) pendingFirst() bool { return true }
 
 func (r replicatedCluster) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (func(), error) {
 	stage, err := r.a.stageTable(ctx, tag, p.Stage)
@@ -755,11 +752,11 @@ func clusterGuarantee(c *cluster) string {
 		return "on cluster " + c.name + " (" + strconv.Itoa(len(c.shards)) + " shards, " + n + " nodes), each shard's physical partitions are replaced atomically " +
 			"(REPLACE PARTITION on one replica, which ZooKeeper carries to the others; refill waits for every replica that answers), " +
 			"but the shards of a window one after the other, so a query may briefly see one shard's new rows with another's old; " +
-			"the ledger holds the window pending before any shard changes and done only after every shard has swapped, " +
+			"every node lists the window as published before any shard changes, and the ledger records it done only after every shard has swapped, " +
 			"so after a crash the next run, from any node, redoes the window on every shard"
 	}
 	return "on cluster " + c.name + " (" + n + " replicas of every table), each physical partition is replaced atomically " +
 		"(REPLACE PARTITION on the coordinator's replica, which ZooKeeper carries to the others; refill waits for every replica " +
-		"that answers), but a window spanning several partitions is not; the ledger holds the window pending before the swap " +
-		"and done after it, so after a crash the next run, from any node, redoes its partitions"
+		"that answers), but a window spanning several partitions is not; every node lists the window as published before the swap " +
+		"and the ledger records it done after it, so after a crash the next run, from any node, redoes its partitions"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -89,25 +90,28 @@ func clusterPublishFaults(t *testing.T, layout string) {
 			return fmt.Sprintf("%s shard %d", r.D[:7], r.V%2+1)
 		})
 		changed := fmt.Sprint(f.After) != fmt.Sprint(f.Before)
-		// On a cluster the publication's records are written pending
-		// before the swap, and done after it (2024-01-31 was done with 1
-		// row before, and is done with 2 after).
-		state := map[adapters.RecordState]bool{}
+		// The publication's records are written done after the swap
+		// (2024-01-31 was done with 1 row before, and is done with 2
+		// after); before it, its stage is listed on every node.
+		done := false
 		for _, r := range f.LedgerAfter {
-			if r.Partition == "2024-01-31" && (r.State != adapters.RecordDone || r.Rows == 2) {
-				state[r.State] = true
-			}
+			done = done || r.Partition == "2024-01-31" && r.State == adapters.RecordDone && r.Rows == 2
 		}
-		if state[adapters.RecordDone] && fmt.Sprint(f.After) != fmt.Sprint(f.Want) {
+		if done && fmt.Sprint(f.After) != fmt.Sprint(f.Want) {
 			t.Errorf("the ledger records the publication done, but %s holds %v, want %v", f.Target, f.After, f.Want)
 		}
-		if changed && !state[adapters.RecordPending] && !state[adapters.RecordDone] {
-			t.Errorf("%s changed, but the ledger does not hold the publication pending: %v", f.Target, f.LedgerAfter)
-		}
-		if changed && !state[adapters.RecordDone] {
-			kept, err := f.A.(adapters.Deferrer).Unrecorded(f.Ctx, func(token string) bool { return token == adapters.RunToken(adaptertest.FaultRun) })
+		if changed && !done {
+			dead := func(token string) bool { return token == adapters.RunToken(adaptertest.FaultRun) }
+			kept, err := f.A.(adapters.Deferrer).Unrecorded(f.Ctx, dead)
 			if err != nil || len(kept) == 0 {
 				t.Errorf("%s changed without records, and no stage names it for the next run (Unrecorded: %v, %v)", f.Target, kept, err)
+			}
+			// Without the coordinator's stages: every other node lists it.
+			for i, n := range nodes(t, f.S)[1:] {
+				listed, err := n.Unrecorded(f.Ctx, dead)
+				if err != nil || len(listed) == 0 || !slices.Equal(listed, kept) {
+					t.Errorf("%s changed without records, but node %d lists %v (%v) for the next run, not %v", f.Target, i+2, listed, err, kept)
+				}
 			}
 		}
 	})
@@ -300,6 +304,103 @@ func TestClusterDatabaseOnOneNode(t *testing.T) {
 			}}})
 		})
 	}
+}
+
+// TestClusterPublishedLists: before its swap, a publication's stage is
+// listed on every node, where the next run finds it with the coordinator
+// gone; a run that ends with its records written drops its lists, and
+// one that does not leaves them until a later run cleans its stages.
+func TestClusterPublishedLists(t *testing.T) {
+	clusterEnv(t)
+	adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+		// Records wait for Flush, not a timer.
+		return openCluster(t, s, clickhouse.LayoutReplicated, clickhouse.Config{FlushAfter: time.Hour})
+	}, []adaptertest.Test{{Name: "Lists", Fn: func(t *testing.T, h *adaptertest.Harness) {
+		h.SetupLedger()
+		h.Seed("src", adaptertest.Row{D: "2024-01-01", V: 1}, adaptertest.Row{D: "2024-01-02", V: 2})
+		m, target := adaptertest.DayModel("m"), h.Rel("t")
+		ctx, d := h.Ctx, h.D()
+		each := nodes(t, h.S)
+		publish := func(runID string) *adapters.Stage {
+			st, err := h.A.Stage(ctx, adapters.StageRequest{Model: m, Target: target, Query: h.SelectFrom(h.Rel("src"), "2024-01-01", "2024-01-03"),
+				Window: adaptertest.Window("2024-01-01", "2024-01-03"), Tag: adapters.Tag{RunID: runID, Model: "m", Step: "stage"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := adaptertest.Record("m", "2024-01-01", 2)
+			rec.RunID = runID
+			if err := h.A.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{rec}}}); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		// listed returns, per node, the stages the lists of runID name.
+		listed := func(runID string) []string {
+			t.Helper()
+			var out []string
+			for _, n := range each {
+				got, err := n.Unrecorded(ctx, func(token string) bool { return token == adapters.RunToken(runID) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, strings.Join(got, " "))
+			}
+			return out
+		}
+		lists := func() []int64 {
+			t.Helper()
+			var out []int64
+			for _, n := range each {
+				res, err := n.Query(ctx, fmt.Sprintf("SELECT count() FROM system.tables WHERE database = %s AND name LIKE '%%\\_\\_p\\_%%'", d.QuoteString(h.S.Stage)), adapters.Tag{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, adapters.Int(res.Rows[0][0]))
+			}
+			return out
+		}
+
+		// A run that records its publication drops its lists.
+		const done = "20240105T060708Z-d0e1f2"
+		st := publish(done)
+		// On the coordinator, the stage names itself too.
+		if got, want := listed(done), []string{st.Relation.Name, st.Relation.Name, st.Relation.Name, st.Relation.Name}; !slices.Equal(got, want) {
+			t.Errorf("before its records, the nodes list %q, want %q", got, want)
+		}
+		if err := h.A.(adapters.Deferrer).Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.A.ReleaseLeases(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		if got := lists(); !slices.Equal(got, []int64{0, 0, 0, 0}) {
+			t.Errorf("after a run that recorded everything, the nodes keep %v lists, want none", got)
+		}
+
+		// One that stops before recording leaves them: without the
+		// coordinator's stage, the other nodes name it.
+		const stopped = "20240105T060708Z-5709ed"
+		st = publish(stopped)
+		if err := h.A.ReleaseLeases(ctx, stopped); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := each[0].DB().ExecContext(ctx, "DROP TABLE "+st.Relation.Quote(d)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := listed(stopped), []string{st.Relation.Name, st.Relation.Name, st.Relation.Name, st.Relation.Name}; !slices.Equal(got, want) {
+			t.Errorf("after a run that stopped before recording, the nodes list %q, want %q", got, want)
+		}
+		if got := lists(); !slices.Equal(got, []int64{1, 1, 1, 1}) {
+			t.Errorf("after a run that stopped before recording, the nodes keep %v lists, want one each", got)
+		}
+		// Its stages cleaned, the lists go too.
+		if err := h.A.(adapters.StageCleaner).CleanStages(ctx, func(token string) bool { return token == adapters.RunToken(stopped) }); err != nil {
+			t.Fatal(err)
+		}
+		if got := lists(); !slices.Equal(got, []int64{0, 0, 0, 0}) {
+			t.Errorf("after cleaning a stopped run's stages, the nodes keep %v lists, want none", got)
+		}
+	}}})
 }
 
 // TestClusterLeasesAcrossNodes: two runs whose coordinators are different

@@ -72,6 +72,14 @@ func (a *Adapter) buffer(st *adapters.Stage, records []adapters.Record) {
 	}
 }
 
+// clean reports whether no publication awaits its records and no stage
+// is kept as evidence.
+func (d *deferred) clean() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.records) == 0 && len(d.stages) == 0
+}
+
 // hold keeps st for good: the next run's housekeeping finds it.
 func (a *Adapter) hold(st *adapters.Stage) {
 	a.deferred.mu.Lock()
@@ -144,18 +152,24 @@ func (a *Adapter) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Unrecorded lists the staging tables of the runs dead reports, on a
-// cluster those of every node that answers (a run's coordinator may have
-// been another node; its pending records are in the ledger in any case).
+// Unrecorded lists the staging tables of the runs dead reports, and the
+// stages their lists name (published.go), on a cluster on every node that
+// answers: a run's coordinator may have been another node, or be gone.
 func (a *Adapter) Unrecorded(ctx context.Context, dead func(runToken string) bool) ([]string, error) {
 	var out []string
 	err := a.role.onStageHosts(func(h *node) error {
-		names, err := h.tablesWithPrefix(ctx, adapters.Tag{Step: "clean"}, h.cfg.StageSchema, "")
+		tag := adapters.Tag{Step: "clean"}
+		names, err := h.tablesWithPrefix(ctx, tag, h.cfg.StageSchema, "")
+		if err != nil {
+			return err
+		}
 		for _, name := range names {
 			if token, ok := adapters.StageRun(name); ok && dead(token) && adapters.IsStage(name) {
 				out = append(out, name)
 			}
 		}
+		listed, err := h.listedHere(ctx, tag, names, dead)
+		out = append(out, listed...)
 		return err
 	})
 	slices.Sort(out)

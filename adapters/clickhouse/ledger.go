@@ -514,6 +514,8 @@ func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires ti
 // ReleaseLeases drops every lease runID holds, by writing tombstones
 // (expires_at 1970-01-01 00:00:00).
 func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
+	// Before the leases go, while no other run can take the tables.
+	a.role.forgetPublished(ctx, runID)
 	tag := adapters.Tag{RunID: runID, Step: "lease"}
 	now := time.Now().UTC()
 	// Every lease not yet released, expired or not.

@@ -83,14 +83,8 @@ func (a *Adapter) swapAll(ctx context.Context, target models.Relation, swaps []a
 	for i, sw := range swaps {
 		tag := sw.Stage.Tag
 		tag.Step = "publish"
-		var pending func() error
-		if a.role.pendingFirst() {
-			// Written just before the target first changes.
-			ledger := tag
-			ledger.Step = "ledger"
-			pending = func() error { return a.writeRecords(ctx, ledger, pendingRecords(sw.Records)) }
-		}
-		if err := a.role.swap(ctx, tag, sw.Stage, sw.Change, pending); err != nil {
+		announce := func() error { return a.role.announce(ctx, tag, sw.Stage) }
+		if err := a.role.swap(ctx, tag, sw.Stage, sw.Change, announce); err != nil {
 			if errors.Is(err, adapters.ErrMaybePublished) {
 				a.hold(sw.Stage) // evidence for the next run, should the runner fail to record it
 			}
@@ -209,10 +203,10 @@ func idList(d Dialect, ids []string) string {
 // swap publishes one stage on the node (see the comment at the top of
 // this file), by the rules of the role it swaps for.
 //
-// pending, when set, is called right before the target's rows or columns
-// first change; its error stops the swap.
-func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error, rules swapRules) (err error) {
-	changing := once(pending)
+// announce, when set, is called right before the target's rows or
+// columns first change; its error stops the swap.
+func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error, rules swapRules) (err error) {
+	changing := once(announce)
 	p := SwapPlan{Target: n.resolve(st.Target), Stage: st.Relation, Window: st.Window}
 	target, err := n.table(ctx, tag, p.Target)
 	if err != nil {

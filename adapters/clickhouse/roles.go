@@ -48,12 +48,17 @@ type role interface {
 	// structure returns the table whose structure a stage of target (as
 	// table reported it: info) copies, and what the server says of it.
 	structure(ctx context.Context, tag adapters.Tag, target models.Relation, info *tableInfo) (models.Relation, *tableInfo, error)
-	// swap publishes one stage (pending, when set, is called right before
+	// swap publishes one stage (announce, when set, is called right before
 	// the target first changes).
-	swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error
-	// pendingFirst says the ledger must hold a publication pending before
-	// the target first changes.
-	pendingFirst() bool
+	swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error) error
+	// announce makes a publication of st findable by a later run, from
+	// wherever it runs, should this one stop before recording it: Publish
+	// calls it right before the target first changes. On one server the
+	// stage itself is that evidence.
+	announce(ctx context.Context, tag adapters.Tag, st *adapters.Stage) error
+	// forgetPublished drops what announce kept for run runID, if nothing
+	// it names lacks its records.
+	forgetPublished(ctx context.Context, runID string)
 	// caughtUp returns once every node holds what the swaps of one
 	// Publish wrote to target. Publish calls it after it lets go of the
 	// target, so the next swap into it need not wait for the replicas.
@@ -94,7 +99,6 @@ func (s single) guarantee() string { return capabilities().Guarantee }
 
 func (single) close() error                               { return nil }
 func (single) onCluster() string                          { return "" }
-func (single) pendingFirst() bool                         { return false }
 func (single) splitDrops() bool                           { return false }
 func (single) readsTargetParts() bool                     { return true }
 func (single) seedEngine(models.Relation) (string, error) { return seedEngine, nil }
@@ -154,8 +158,8 @@ func (single) swappable(t *tableInfo, r models.Relation) error {
 	return nil
 }
 
-func (s single) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return s.a.node.swap(ctx, tag, st, change, pending, s)
+func (s single) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error) error {
+	return s.a.node.swap(ctx, tag, st, change, announce, s)
 }
 
 func (s single) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (func(), error) {
@@ -173,6 +177,9 @@ func (s single) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan)
 
 func (single) swapped(context.Context, adapters.Tag, models.Relation) error  { return nil }
 func (single) caughtUp(context.Context, adapters.Tag, models.Relation) error { return nil }
+
+func (single) announce(context.Context, adapters.Tag, *adapters.Stage) error { return nil }
+func (single) forgetPublished(context.Context, string)                       {}
 
 func (s single) rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	return s.a.rebuildHere(ctx, tag, target, stages, records, columns)

@@ -49,8 +49,8 @@ func (s shardedCluster) structure(ctx context.Context, tag adapters.Tag, target 
 // readsTargetParts: each shard's swap reads its own part of the target.
 func (shardedCluster) readsTargetParts() bool { return false }
 
-func (s shardedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) error {
-	return s.swapSharded(ctx, tag, st, change, pending)
+func (s shardedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error) error {
+	return s.swapSharded(ctx, tag, st, change, announce)
 }
 
 // caughtUp: each shard's other replicas caught up inside the swap, shard
@@ -66,9 +66,9 @@ func (s shardedCluster) rowsElsewhere(ctx context.Context, tag adapters.Tag, t m
 
 // swapSharded publishes st into a sharded target (see the comment at the
 // top of this file).
-func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, pending func() error) (err error) {
+func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error) (err error) {
 	a := r.a
-	changing := once(pending)
+	changing := once(announce)
 	target := a.resolve(st.Target)
 	stage, err := a.stageTable(ctx, tag, st.Relation)
 	if err != nil {
