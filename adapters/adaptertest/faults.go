@@ -50,8 +50,8 @@ const FaultRun = "20240105T060708Z-fa0175"
 // that operation with ErrInjected, on an adapter open opens with its
 // connections recorded by rec; then it calls check with what the failure
 // left behind. Whatever the adapter, every failed publication must return
-// an error wrapping ErrInjected (but for the DROP of a table it made for
-// itself, after it succeeded), and one that failed inside a transaction
+// an error wrapping ErrInjected (but for the DROP or TRUNCATE of a table
+// it made for itself, after it succeeded), and one that failed inside a transaction
 // must roll it back and commit nothing after the failure; check asserts
 // what the adapter's guarantee promises beyond that (see Fault's
 // methods). After each check the publication is retried without a
@@ -88,10 +88,12 @@ func Faults(t *testing.T, rec *recorder.Recorder, open Opener, check func(t *tes
 			}
 			f.Failed = f.Log[n-1]
 			t.Logf("failing %s %s", f.Failed.Op, firstLine(f.Failed.SQL))
-			cleanup := strings.HasPrefix(strings.ToUpper(f.Failed.SQL), "DROP ")
+			up := strings.ToUpper(f.Failed.SQL)
+			cleanup := strings.HasPrefix(up, "DROP ") || strings.HasPrefix(up, "TRUNCATE ")
 			if f.Err == nil && cleanup {
-				// Dropping what the publication made for itself, after
-				// it succeeded: what is left is CleanStages' to drop.
+				// Dropping or emptying what the publication made for
+				// itself, after it succeeded: what is left is
+				// CleanStages' to drop.
 				if rows := f.Rows(f.Target); len(f.Before) > 0 && fmt.Sprint(rows) != fmt.Sprint(f.Want) {
 					t.Errorf("the publication succeeded despite a failed %s, but %s holds %v, want %v", firstLine(f.Failed.SQL), f.Target, rows, f.Want)
 				}

@@ -48,7 +48,8 @@ import (
 //     holding it, which ZooKeeper carries to the others; a shard
 //     that receives no rows for the window still has its partitions
 //     replaced or dropped, so rows that moved to another shard leave none
-//     behind.
+//     behind. The routing tables serve the run's next publication into
+//     the target too, emptied after each swap (routes, in sharded.go).
 //
 // Each shard's swap is atomic per physical partition, as on one server;
 // the shards of one window are swapped one after the other, so a query
@@ -94,8 +95,9 @@ type cluster struct {
 	// shards are the cluster's shards in shard_num order, each its replicas
 	// in replica_num order.
 	shards [][]*node
-	self   *node // the coordinator's node
-	lists  lists // the published lists made (published.go)
+	self   *node  // the coordinator's node
+	lists  lists  // the published lists made (published.go)
+	routes routes // the sharded layout's routing tables kept (sharded.go)
 }
 
 func (c *cluster) nodes() []*node {

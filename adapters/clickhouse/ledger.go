@@ -515,7 +515,7 @@ func (a *Adapter) RenewLeases(ctx context.Context, runID string, now, expires ti
 // (expires_at 1970-01-01 00:00:00).
 func (a *Adapter) ReleaseLeases(ctx context.Context, runID string) error {
 	// Before the leases go, while no other run can take the tables.
-	a.role.forgetPublished(ctx, runID)
+	a.role.runEnded(ctx, runID)
 	tag := adapters.Tag{RunID: runID, Step: "lease"}
 	now := time.Now().UTC()
 	// Every lease not yet released, expired or not.

@@ -116,11 +116,11 @@ func (r replicatedCluster) appendTo(ctx context.Context, tag adapters.Tag, n *no
 	return n.exec(ctx, tag, fmt.Sprintf("INSERT INTO %s SELECT %s", list.Quote(n.d), n.d.QuoteString(name)))
 }
 
-// forgetPublished drops the lists of runID on every node that answers, once
+// runEnded drops the lists of runID on every node that answers, once
 // every record of the run is written and no stage is kept as evidence:
 // they name nothing the ledger lacks. Otherwise they stay for the next
 // run, which records what they name pending and then drops them.
-func (r replicatedCluster) forgetPublished(ctx context.Context, runID string) {
+func (r replicatedCluster) runEnded(ctx context.Context, runID string) {
 	a := r.a
 	if !a.deferred.clean() {
 		return

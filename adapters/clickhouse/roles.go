@@ -56,9 +56,10 @@ type role interface {
 	// calls it right before the target first changes. On one server the
 	// stage itself is that evidence.
 	announce(ctx context.Context, tag adapters.Tag, st *adapters.Stage) error
-	// forgetPublished drops what announce kept for run runID, if nothing
-	// it names lacks its records.
-	forgetPublished(ctx context.Context, runID string)
+	// runEnded drops what the role kept for run runID: what announce
+	// wrote, if nothing it names lacks its records, and the tables its
+	// publications reuse.
+	runEnded(ctx context.Context, runID string)
 	// caughtUp returns once every node holds what the swaps of one
 	// Publish wrote to target. Publish calls it after it lets go of the
 	// target, so the next swap into it need not wait for the replicas.
@@ -179,7 +180,7 @@ func (single) swapped(context.Context, adapters.Tag, models.Relation) error  { r
 func (single) caughtUp(context.Context, adapters.Tag, models.Relation) error { return nil }
 
 func (single) announce(context.Context, adapters.Tag, *adapters.Stage) error { return nil }
-func (single) forgetPublished(context.Context, string)                       {}
+func (single) runEnded(context.Context, string)                              {}
 
 func (s single) rebuild(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	return s.a.rebuildHere(ctx, tag, target, stages, records, columns)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/refill/refill/adapters"
@@ -126,48 +127,15 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	// one of its replicas, chosen by the server's load_balancing (the
 	// coordinator's own when it is one); the counts say which. (A table
 	// replicated within each shard instead, created and dropped per stage,
-	// cost each node some 150 ms of ZooKeeper round trips for each.)
-	part := a.tableName(target, kindShard, tag.RunID)
-	route := a.tableName(target, kindRoute, tag.RunID)
-	engine := unreplicated(stage.EngineClause)
-	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", part.Quote(a.d), columnDefs(a.d, stage.Columns), engine)
-	shards := make([][]*node, len(r.c.shards)) // the nodes that have part
-	defer func() {
-		bg := context.WithoutCancel(ctx)
-		a.drop(bg, tag, route)
-		var have []*node
-		for _, nodes := range shards {
-			have = append(have, nodes...)
-		}
-		onEach(have, func(_ int, n *node) error { n.drop(bg, tag, part); return nil })
-	}()
-	errs := onEach(r.c.nodes(), func(_ int, n *node) error {
-		err := n.ensureDatabase(ctx, tag, part.Schema)
-		if err == nil {
-			err = n.exec(ctx, tag, create)
-		}
-		return err
-	})
-	k := 0
-	for i, replicas := range r.c.shards {
-		for _, n := range replicas {
-			err := errs[k]
-			k++
-			if unreachable(err) {
-				continue
-			}
-			shards[i] = append(shards[i], n)
-			if err != nil {
-				return fmt.Errorf("on %s: %w", n.addr, err)
-			}
-		}
-		if len(shards[i]) == 0 {
-			return fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, r.c.name)
-		}
-	}
-	if err := a.exec(ctx, tag, r.distributedSQL("CREATE TABLE ", route, part, "", dist.key)); err != nil {
+	// cost each node some 150 ms of ZooKeeper round trips for each.) The
+	// tables serve the run's next publication into the target with the
+	// same columns too, emptied after each (see routes).
+	rt, err := r.routeTables(ctx, tag, target, stage, dist.key)
+	if err != nil {
 		return err
 	}
+	part, route, shards := rt.part, rt.route, rt.shards
+	defer func() { r.c.routes.release(context.WithoutCancel(ctx), tag, rt, err == nil) }()
 	routeCtx := withSettings(ctx, clickhouse.Settings{"insert_distributed_sync": 1})
 	if err := a.exec(routeCtx, tag, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", route.Quote(a.d), st.Relation.Quote(a.d))); err != nil {
 		return err
@@ -180,6 +148,11 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	first, rows, err := r.holders(ctx, tag, shards, part)
 	if err != nil {
 		return err
+	}
+	for i, c := range rows {
+		if c > 0 {
+			rt.filled = append(rt.filled, first[i])
+		}
 	}
 	counts := make([]string, len(shards))
 	for i, c := range rows {
@@ -326,4 +299,141 @@ func (r shardedCluster) shardedRows(ctx context.Context, tag adapters.Tag, t mod
 		}
 	}
 	return total, nil
+}
+
+// routing is a sharded publication's way to the shards: part, a plain
+// table like the stage on each node of shards, and route, a Distributed
+// table over them on the coordinator.
+type routing struct {
+	key         string // the target, run and part's definition it serves
+	runID       string
+	coordinator *node
+	part, route models.Relation
+	shards      [][]*node // per shard, the replicas that have part
+	everyNode   bool      // every node of the cluster has part
+	// filled are the nodes the last publication's rows reached.
+	filled []*node
+}
+
+// routes keeps the routing tables of a run's publications, so that the
+// next publication into the same target reuses them (two publications
+// into one target never route at once: swaps into it are serialized).
+// Created on every node and dropped, they took ten DDL statements per
+// partition; reused, a partition empties the tables its rows reached.
+type routes struct {
+	mu   sync.Mutex
+	kept map[string]*routing
+}
+
+// routeTables returns the routing tables for a stage like stage into the
+// sharded target (key: its sharding key), kept from an earlier
+// publication of the run or made now.
+func (r shardedCluster) routeTables(ctx context.Context, tag adapters.Tag, target models.Relation, stage *tableInfo, key string) (*routing, error) {
+	a := r.a
+	defs, engine := columnDefs(a.d, stage.Columns), unreplicated(stage.EngineClause)
+	rkey := strings.Join([]string{target.String(), tag.RunID, defs, engine, key}, "\x00")
+	if rt := r.c.routes.take(rkey); rt != nil {
+		return rt, nil
+	}
+	rt := &routing{key: rkey, runID: tag.RunID, coordinator: a.node, everyNode: true,
+		part: a.tableName(target, kindShard, tag.RunID), route: a.tableName(target, kindRoute, tag.RunID),
+		shards: make([][]*node, len(r.c.shards))}
+	create := fmt.Sprintf("CREATE TABLE %s (%s) %s", rt.part.Quote(a.d), defs, engine)
+	errs := onEach(r.c.nodes(), func(_ int, n *node) error {
+		err := n.ensureDatabase(ctx, tag, rt.part.Schema)
+		if err == nil {
+			err = n.exec(ctx, tag, create)
+		}
+		return err
+	})
+	k := 0
+	var failed error
+	for i, replicas := range r.c.shards {
+		for _, n := range replicas {
+			err := errs[k]
+			k++
+			if unreachable(err) {
+				rt.everyNode = false
+				continue
+			}
+			rt.shards[i] = append(rt.shards[i], n)
+			if err != nil && failed == nil {
+				failed = fmt.Errorf("on %s: %w", n.addr, err)
+			}
+		}
+		if len(rt.shards[i]) == 0 && failed == nil {
+			failed = fmt.Errorf("no replica of shard %d of cluster %s answers", i+1, r.c.name)
+		}
+	}
+	if failed == nil {
+		failed = a.exec(ctx, tag, r.distributedSQL("CREATE TABLE ", rt.route, rt.part, "", key))
+	}
+	if failed != nil {
+		rt.drop(context.WithoutCancel(ctx), tag)
+		return nil, failed
+	}
+	return rt, nil
+}
+
+// take returns the routing tables kept for key, and forgets them.
+func (rs *routes) take(key string) *routing {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rt := rs.kept[key]
+	delete(rs.kept, key)
+	return rt
+}
+
+// release keeps rt for the next publication, once the nodes its rows
+// reached are emptied, if the publication succeeded and every node has
+// part (one that was down would lack it when it returns); else it drops
+// the tables.
+func (rs *routes) release(ctx context.Context, tag adapters.Tag, rt *routing, ok bool) {
+	if ok && rt.everyNode {
+		errs := onEach(rt.filled, func(_ int, n *node) error { return n.exec(ctx, tag, "TRUNCATE TABLE "+rt.part.Quote(n.d)) })
+		if errors.Join(errs...) == nil {
+			rt.filled = nil
+			rs.mu.Lock()
+			if rs.kept == nil {
+				rs.kept = map[string]*routing{}
+			}
+			rs.kept[rt.key] = rt
+			rs.mu.Unlock()
+			return
+		}
+	}
+	rt.drop(ctx, tag)
+}
+
+// dropRun drops the routing tables kept for run runID.
+func (rs *routes) dropRun(ctx context.Context, runID string) {
+	rs.mu.Lock()
+	var mine []*routing
+	for key, rt := range rs.kept {
+		if rt.runID == runID {
+			mine = append(mine, rt)
+			delete(rs.kept, key)
+		}
+	}
+	rs.mu.Unlock()
+	for _, rt := range mine {
+		rt.drop(ctx, adapters.Tag{RunID: runID, Step: "drop"})
+	}
+}
+
+// drop drops the routing tables, even when ctx is cancelled.
+func (rt *routing) drop(ctx context.Context, tag adapters.Tag) {
+	bg := context.WithoutCancel(ctx)
+	rt.coordinator.drop(bg, tag, rt.route)
+	var have []*node
+	for _, nodes := range rt.shards {
+		have = append(have, nodes...)
+	}
+	onEach(have, func(_ int, n *node) error { n.drop(bg, tag, rt.part); return nil })
+}
+
+// runEnded: the routing tables of the run go too.
+func (s shardedCluster) runEnded(ctx context.Context, runID string) {
+	s.c.routes.dropRun(ctx, runID)
+	s.replicatedCluster.runEnded(ctx, runID)
 }
