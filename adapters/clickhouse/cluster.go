@@ -714,7 +714,7 @@ func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapt
 	return r.a.node.swap(ctx, tag, st, change, announce, r)
 }
 
-func (r replicatedCluster) caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error {
+func (r replicatedCluster) caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation, _ []*adapters.Stage) error {
 	return r.swapped(ctx, tag, target)
 }
 

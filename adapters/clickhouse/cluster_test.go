@@ -75,9 +75,9 @@ func TestClusterPublishFaults(t *testing.T) {
 	}
 }
 
-// clusterPublishFaults is TestClusterPublishFaults on layout. Under the
-// replicated layout the other replicas catch up after the swap, outside
-// the target's lock: a fault there leaves the publication pending too.
+// clusterPublishFaults is TestClusterPublishFaults on layout. The other
+// replicas catch up after the swaps, outside the target's lock: a fault
+// there leaves the publication unrecorded, and listed, too.
 func clusterPublishFaults(t *testing.T, layout string) {
 	rec := recorder.New()
 	adaptertest.Faults(t, rec, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {

@@ -61,7 +61,11 @@ func (a *Adapter) Publish(ctx context.Context, swaps []adapters.Swap) error {
 		// while the replicas copy this one. The records wait for them.
 		tag := swapped[0].Stage.Tag
 		tag.Step = "publish"
-		if cerr := a.role.caughtUp(ctx, tag, target); cerr != nil {
+		stages := make([]*adapters.Stage, len(swapped))
+		for i, sw := range swapped {
+			stages[i] = sw.Stage
+		}
+		if cerr := a.role.caughtUp(ctx, tag, target, stages); cerr != nil {
 			for _, sw := range swapped {
 				a.hold(sw.Stage)
 			}

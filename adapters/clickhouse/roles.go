@@ -61,9 +61,10 @@ type role interface {
 	// publications reuse.
 	runEnded(ctx context.Context, runID string)
 	// caughtUp returns once every node holds what the swaps of one
-	// Publish wrote to target. Publish calls it after it lets go of the
-	// target, so the next swap into it need not wait for the replicas.
-	caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation) error
+	// Publish (of stages swapped) wrote to target. Publish calls it after
+	// it lets go of the target, so the next swap into it need not wait for
+	// the replicas.
+	caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation, swapped []*adapters.Stage) error
 	// swapped returns once the other nodes hold what was just written to
 	// table (a seed).
 	swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error
@@ -176,8 +177,10 @@ func (s single) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan)
 	return func() { a.drop(ctx, tag, p.Target) }, nil
 }
 
-func (single) swapped(context.Context, adapters.Tag, models.Relation) error  { return nil }
-func (single) caughtUp(context.Context, adapters.Tag, models.Relation) error { return nil }
+func (single) swapped(context.Context, adapters.Tag, models.Relation) error { return nil }
+func (single) caughtUp(context.Context, adapters.Tag, models.Relation, []*adapters.Stage) error {
+	return nil
+}
 
 func (single) announce(context.Context, adapters.Tag, *adapters.Stage) error { return nil }
 func (single) runEnded(context.Context, string)                              {}

@@ -54,9 +54,43 @@ func (s shardedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters
 	return s.swapSharded(ctx, tag, st, change, announce)
 }
 
-// caughtUp: each shard's other replicas caught up inside the swap, shard
-// after shard.
-func (shardedCluster) caughtUp(context.Context, adapters.Tag, models.Relation) error { return nil }
+// caughtUp waits, on every shard at once, until the replicas other than
+// the one each stage's part was swapped on have applied the swaps.
+func (r shardedCluster) caughtUp(ctx context.Context, tag adapters.Tag, _ models.Relation, swapped []*adapters.Stage) error {
+	need := map[*node]models.Relation{}
+	for _, st := range swapped {
+		sw := stateOf(st).shards
+		if sw == nil {
+			continue
+		}
+		for i, applied := range sw.on {
+			for _, n := range r.c.shards[i] {
+				if n != applied {
+					need[n] = sw.local
+				}
+			}
+		}
+	}
+	var nodes []*node
+	for _, n := range r.c.nodes() {
+		if _, ok := need[n]; ok {
+			nodes = append(nodes, n)
+		}
+	}
+	return errors.Join(onEach(nodes, func(_ int, n *node) error {
+		if err := n.syncReplica(ctx, tag, need[n]); err != nil && !unreachable(err) {
+			return fmt.Errorf("waiting for %s to replicate %s: %w", n.addr, need[n], err)
+		}
+		return nil
+	})...)
+}
+
+// shardSwaps are where a stage's parts were swapped: into local, on
+// on[i] for shard i.
+type shardSwaps struct {
+	local models.Relation
+	on    []*node
+}
 
 // rowsElsewhere: a Distributed table has no parts of its own here; its
 // rows are on the shards.
@@ -164,7 +198,8 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	}
 
 	// Swap each shard's part into its local table, one shard after the
-	// other (so that a crash leaves at most one shard half way).
+	// other (so that a crash leaves at most one shard half way). Their
+	// other replicas catch up once the target is let go (caughtUp).
 	if err := changing(); err != nil {
 		return err
 	}
@@ -177,10 +212,10 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 			}
 			return fmt.Errorf("shard %d (on %s): %w", i+1, n.addr, err)
 		}
-		if err := syncOthers(ctx, tag, r.c.shards[i], n, local); err != nil {
-			return fmt.Errorf("%w: shard %d: %w", adapters.ErrMaybePublished, i+1, err)
-		}
 	}
+	s := stateOf(st)
+	s.shards = &shardSwaps{local: local, on: first}
+	st.State = s
 	return nil
 }
 

@@ -23,6 +23,8 @@ type stageState struct {
 	// partitions the verification read. Not whether they hold rows outside
 	// the window: other swaps add those, unless the layout is aligned.
 	parts *stageParts
+	// shards, on the sharded layout, are where the stage was swapped.
+	shards *shardSwaps
 }
 
 type stageParts struct {
