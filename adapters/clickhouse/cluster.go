@@ -32,8 +32,9 @@ import (
 //     cluster's nodes are replicas of one table. A stage is a plain table
 //     on the coordinator, and the swap is the one-server swap (publish.go)
 //     run there: REPLACE PARTITION into the coordinator's replica, which
-//     ZooKeeper carries to the others. refill then waits until every
-//     replica that answers has applied it (SYSTEM SYNC REPLICA).
+//     ZooKeeper carries to the others. Before the records of a batch of
+//     swaps are written, refill waits until every replica that answers
+//     has applied them (SYSTEM SYNC REPLICA).
 //   - sharded: a model's table is a Distributed table over <name>_local, a
 //     Replicated*MergeTree on each shard (its path has {shard}). A stage is
 //     computed, verified and audited on the coordinator as before, in
@@ -306,7 +307,13 @@ func (r replicatedCluster) createOnCluster(ctx context.Context, tag adapters.Tag
 		if info, err := a.readTable(ctx, tag, local); err != nil {
 			return models.Relation{}, err
 		} else if info != nil && !ifNotExists {
-			return models.Relation{}, fmt.Errorf("%s exists, but not the Distributed table %s over it: drop it (ON CLUSTER %s) or create %s", local, table, r.c.name, table)
+			if !r.leftover(ctx, tag, local, info) {
+				return models.Relation{}, fmt.Errorf("%s exists, but not the Distributed table %s over it: drop it (ON CLUSTER %s) or create %s", local, table, r.c.name, table)
+			}
+			// Made by refill, empty on every node, and without its
+			// Distributed table: a creation that stopped half way (a
+			// crash between the two, or a node down). Made anew.
+			r.dropOnCluster(ctx, tag, local)
 		}
 	}
 	if err := a.exec(ctx, tag, fmt.Sprintf("%s%s%s (%s) %s", create, local.Quote(a.d), r.onCluster(), defs, repl)); err != nil {
@@ -319,6 +326,24 @@ func (r replicatedCluster) createOnCluster(ctx context.Context, tag adapters.Tag
 		}
 	}
 	return local, nil
+}
+
+// leftover reports whether local (as info describes it) is a shard table
+// refill made under the ZooKeeper path it gives them, holding no rows on
+// any node, every node answering.
+func (r replicatedCluster) leftover(ctx context.Context, tag adapters.Tag, local models.Relation, info *tableInfo) bool {
+	if !strings.Contains(info.EngineClause, "'"+zkPath(true, local, "")+"/") {
+		return false
+	}
+	q := fmt.Sprintf("SELECT count() FROM system.parts WHERE database = %s AND table = %s AND rows > 0", r.a.d.QuoteString(local.Schema), r.a.d.QuoteString(local.Name))
+	errs := onEach(r.c.nodes(), func(_ int, n *node) error {
+		res, err := n.query(ctx, tag, q)
+		if err == nil && adapters.Int(res.Rows[0][0]) > 0 {
+			err = errors.New("not empty")
+		}
+		return err
+	})
+	return errors.Join(errs...) == nil
 }
 
 // distributedSQL renders create (CREATE TABLE [IF NOT EXISTS]) of table,
@@ -709,13 +734,26 @@ func (r replicatedCluster) swappable(t *tableInfo, rel models.Relation) error {
 func (replicatedCluster) readsTargetParts() bool { return true }
 
 // swap is the one-server swap, on the coordinator's replica; the other
-// replicas catch up after it (caughtUp).
+// replicas catch up before its records are written (settled).
 func (r replicatedCluster) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, change *adapters.SchemaChange, announce func() error) error {
 	return r.a.node.swap(ctx, tag, st, change, announce, r)
 }
 
-func (r replicatedCluster) caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation, _ []*adapters.Stage) error {
-	return r.swapped(ctx, tag, target)
+// caughtUp: what runs next reads the coordinator's replica, which swapped.
+func (replicatedCluster) caughtUp(context.Context, adapters.Tag, models.Relation, []*adapters.Stage) error {
+	return nil
+}
+
+// settled: the other replicas of each target catch up with the
+// coordinator's once per Flush, not after every swap (what reads a target
+// under the replicated layout reads the coordinator's replica).
+func (r replicatedCluster) settled(ctx context.Context, tag adapters.Tag, targets []models.Relation) error {
+	for _, t := range targets {
+		if err := r.swapped(ctx, tag, t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r replicatedCluster) createTarget(ctx context.Context, tag adapters.Tag, p *SwapPlan) (func(), error) {

@@ -306,6 +306,63 @@ func TestClusterDatabaseOnOneNode(t *testing.T) {
 	}
 }
 
+// TestClusterHalfMadeTable: a sharded target whose creation stopped half
+// way (its shards' table made ON CLUSTER, the Distributed table over it
+// not: a crash between the two, or a node down during the first) is made
+// anew by the next publication when the shards' table is refill's and
+// empty everywhere; one holding rows, or made by someone else, is refused.
+func TestClusterHalfMadeTable(t *testing.T) {
+	_, name := clusterEnv(t)
+	adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+		return openCluster(t, s, clickhouse.LayoutSharded, clickhouse.Config{ShardingKey: "v"})
+	}, []adaptertest.Test{{Name: "Shards", Fn: func(t *testing.T, h *adaptertest.Harness) {
+		h.SetupLedger()
+		src := []adaptertest.Row{{D: "2024-01-01", V: 1}, {D: "2024-01-02", V: 2}}
+		h.Seed("src", src...)
+		m := adaptertest.DayModel("m")
+		db := h.A.(*clickhouse.Adapter).DB()
+		half := func(table, path string, rows bool) {
+			t.Helper()
+			local := h.Rel(table + clickhouse.LocalSuffix).Quote(h.D())
+			stmts := []string{fmt.Sprintf("CREATE TABLE %s ON CLUSTER %s (d Date, v Int64) ENGINE = ReplicatedMergeTree('%s', '{replica}') PARTITION BY d ORDER BY d",
+				local, name, path)}
+			if rows {
+				stmts = append(stmts, "INSERT INTO "+local+" SELECT toDate('2023-12-31'), 9")
+			}
+			for _, q := range stmts {
+				if _, err := db.ExecContext(h.Ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+		}
+		publish := func(table string) error {
+			st := h.Stage(m, h.Rel(table), h.SelectFrom(h.Rel("src"), "2024-01-01", "2024-01-03"), adaptertest.Window("2024-01-01", "2024-01-03"))
+			if err := h.A.Publish(h.Ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{adaptertest.Record("m", "2024-01-01", 2)}}}); err != nil {
+				return err
+			}
+			return h.A.(adapters.Deferrer).Flush(h.Ctx)
+		}
+		refillPath := func(table string) string {
+			return clickhouse.ZooKeeperRoot + "/{shard}/" + h.S.Default + "/" + table + clickhouse.LocalSuffix + "/x1"
+		}
+
+		half("empty", refillPath("empty"), false)
+		if err := publish("empty"); err != nil {
+			t.Fatalf("publishing over refill's empty, half-made table: %v", err)
+		}
+		h.WantRows(h.Rel("empty"), src...)
+
+		half("full", refillPath("full"), true)
+		if err := publish("full"); err == nil || !strings.Contains(err.Error(), "but not the Distributed table") {
+			t.Errorf("publishing over a half-made table holding rows: %v, want a refusal", err)
+		}
+		half("theirs", "/clickhouse/tables/{shard}/"+h.S.Default+"/theirs", false)
+		if err := publish("theirs"); err == nil || !strings.Contains(err.Error(), "but not the Distributed table") {
+			t.Errorf("publishing over a shards' table refill did not make: %v, want a refusal", err)
+		}
+	}}})
+}
+
 // TestClusterPublishedLists: before its swap, a publication's stage is
 // listed on every node, where the next run finds it with the coordinator
 // gone; a run that ends with its records written drops its lists, and

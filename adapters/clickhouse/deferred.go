@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,8 @@ const (
 type deferred struct {
 	mu      sync.Mutex
 	records []adapters.Record
+	// targets are the tables the buffered records' swaps wrote, by name.
+	targets map[string]models.Relation
 	// stages are the stages of the buffered records, and of publications
 	// that failed half-way (kept as evidence for the next run): DropStage
 	// leaves them to Flush, or for good.
@@ -63,6 +66,11 @@ func (a *Adapter) buffer(st *adapters.Stage, records []adapters.Record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.records = append(d.records, records...)
+	target := a.resolve(st.Target)
+	if d.targets == nil {
+		d.targets = map[string]models.Relation{}
+	}
+	d.targets[target.String()] = target
 	d.stages[st.Relation.String()] = &held{rel: st.Relation, hold: holdUnrecorded, gen: d.gen}
 	switch {
 	case len(d.records) >= flushRecords:
@@ -118,14 +126,23 @@ func (a *Adapter) Flush(ctx context.Context) error {
 		d.timer.Stop()
 		d.timer = nil
 	}
-	records, taken := d.records, d.gen
-	d.records = nil
+	records, targets, taken := d.records, d.targets, d.gen
+	d.records, d.targets = nil, nil
 	d.gen++
 	d.mu.Unlock()
 	if len(records) > 0 {
-		if err := a.writeRecords(ctx, adapters.Tag{Step: "ledger"}, records); err != nil {
+		tag := adapters.Tag{Step: "ledger"}
+		err := a.role.settled(ctx, tag, slices.SortedFunc(maps.Values(targets), func(x, y models.Relation) int { return strings.Compare(x.String(), y.String()) }))
+		if err == nil {
+			err = a.writeRecords(ctx, tag, records)
+		}
+		if err != nil {
 			d.mu.Lock()
 			d.records = append(records, d.records...)
+			if d.targets == nil {
+				d.targets = map[string]models.Relation{}
+			}
+			maps.Copy(d.targets, targets)
 			d.mu.Unlock()
 			return fmt.Errorf("recording %d published partitions in the ledger (their staging tables are kept, so the next run redoes them): %w", len(records), err)
 		}

@@ -299,6 +299,14 @@ func (n *node) swap(ctx context.Context, tag adapters.Tag, st *adapters.Stage, c
 		// The ALTER replaces partitions one by one: some may be swapped.
 		return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
 	}
+	if rules.splitDrops() && len(have) < len(p.Touched) {
+		// The leader that ran the drops waited for itself only: this
+		// replica applies them before the next swap here reads which
+		// partitions hold rows outside its window.
+		if err := n.syncReplica(ctx, tag, p.Target); err != nil {
+			return fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
+		}
+	}
 	return nil
 }
 

@@ -65,6 +65,9 @@ type role interface {
 	// it lets go of the target, so the next swap into it need not wait for
 	// the replicas.
 	caughtUp(ctx context.Context, tag adapters.Tag, target models.Relation, swapped []*adapters.Stage) error
+	// settled returns once every node holds what the swaps whose records
+	// Flush is about to write wrote to targets: Flush calls it first.
+	settled(ctx context.Context, tag adapters.Tag, targets []models.Relation) error
 	// swapped returns once the other nodes hold what was just written to
 	// table (a seed).
 	swapped(ctx context.Context, tag adapters.Tag, table models.Relation) error
@@ -181,6 +184,8 @@ func (single) swapped(context.Context, adapters.Tag, models.Relation) error { re
 func (single) caughtUp(context.Context, adapters.Tag, models.Relation, []*adapters.Stage) error {
 	return nil
 }
+
+func (single) settled(context.Context, adapters.Tag, []models.Relation) error { return nil }
 
 func (single) announce(context.Context, adapters.Tag, *adapters.Stage) error { return nil }
 func (single) runEnded(context.Context, string)                              {}

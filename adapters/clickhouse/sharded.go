@@ -85,6 +85,9 @@ func (r shardedCluster) caughtUp(ctx context.Context, tag adapters.Tag, _ models
 	})...)
 }
 
+// settled: caughtUp did it, before anything read the shards.
+func (shardedCluster) settled(context.Context, adapters.Tag, []models.Relation) error { return nil }
+
 // shardSwaps are where a stage's parts were swapped: into local, on
 // on[i] for shard i.
 type shardSwaps struct {

@@ -302,26 +302,30 @@ func TestClusterKilledMidRun(t *testing.T) {
 	bin := binary(t)
 	dir, db := clusterCrashProject(t)
 	// --verbose prints each statement before it runs, after a line naming
-	// the node it runs on. After a shard's swap refill waits for the
-	// shard's other replica: the kill comes as that wait is printed for
-	// shard 1 (node 2) on the fourth day, when shard 1 has swapped and
-	// shard 2 has not begun.
+	// the node it runs on. Shard 2's swap begins by syncing the replica
+	// it swaps on: the kill comes as that is printed on the fourth day,
+	// when shard 1 has swapped and shard 2 has not begun. (The shards'
+	// other replicas catch up after both swaps, before the day is ok.)
 	p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1", "--verbose")
 	lines, out := p.lines, p.out
 	waitFor(t, lines, "ok", 3)
-	opts, err := clickhouse.ParseDSN(strings.Split(env[2], ",")[1])
-	if err != nil {
-		t.Fatal(err)
+	shard2 := map[string]bool{}
+	for _, dsn := range strings.Split(env[2], ",")[2:] {
+		opts, err := clickhouse.ParseDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shard2["-- on "+opts.Addr[0]] = true
 	}
-	node2, wait := "-- on "+opts.Addr[0], "SYSTEM SYNC REPLICA `"+db+"`.`m_local`"
+	wait := "SYSTEM SYNC REPLICA `" + db + "`.`m_local`"
 	for on := ""; ; {
 		l, ok := <-lines
 		if !ok {
-			t.Fatalf("the run ended before shard 1's swap:\n%s", out)
+			t.Fatalf("the run ended before shard 2's swap:\n%s", out)
 		}
 		if strings.HasPrefix(l, "-- on ") {
 			on = l
-		} else if strings.HasPrefix(l, wait) && on == node2 {
+		} else if strings.HasPrefix(l, wait) && shard2[on] {
 			break
 		}
 	}
