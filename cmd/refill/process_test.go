@@ -173,15 +173,16 @@ func TestCrashSafety(t *testing.T) {
 	trials, mixed := 12, 0
 	for trial := 0; trial < trials; trial++ {
 		k := trial + 2
-		cmd := run(k)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(float64(full) * (0.05 + 0.9*rng.Float64())))
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		// Killed once a random number of partitions have finished, and a
+		// random part of a partition's time later: mid-run, at any
+		// statement, however loaded the machine (a kill timed from the
+		// first run's length landed before the first partition or after
+		// the last when the machine's load changed).
+		p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", fmt.Sprintf("k=%d", k), work, "--concurrency", "2", "--retry-delay", "10ms")
+		waitFor(t, p.lines, "ok", 1+rng.IntN(crashDays-2))
+		time.Sleep(time.Duration(float64(full) / crashDays * rng.Float64()))
+		p.signal(syscall.SIGKILL)
+		p.wait()
 
 		rows := dayState(t, dir)
 		st := states(t, dir, k, workN)
