@@ -119,7 +119,18 @@ func TokenTime(token string) (time.Time, bool) {
 
 // IsStage reports whether name is a staging table (KindStage) of a run, as
 // opposed to a swap table or an overlay.
-func IsStage(name string) bool {
+func IsStage(name string) bool { return StageKind(name) == KindStage }
+
+// StageKind returns the kind of table name is (as StageName makes them,
+// compared without case), or "" for a name StageName did not make.
+func StageKind(name string) string {
 	i := strings.LastIndex(name, "__")
-	return i >= 0 && strings.HasPrefix(strings.ToLower(name[i+2:]), KindStage+"_")
+	if i < 0 {
+		return ""
+	}
+	kind, _, found := strings.Cut(strings.ToLower(name[i+2:]), "_")
+	if !found {
+		return ""
+	}
+	return kind
 }

@@ -31,4 +31,18 @@ func TestStageNames(t *testing.T) {
 			t.Errorf("StageRun(%s) = %q, true; want false", n, token)
 		}
 	}
+	for n, want := range map[string]string{
+		name:                  KindStage,
+		strings.ToUpper(name): KindStage,
+		StageName(models.Relation{Schema: "m", Name: "t__x"}, KindOverlay, run, "1"): KindOverlay,
+		"marts__daily": "",
+		"daily":        "",
+	} {
+		if got := StageKind(n); got != want {
+			t.Errorf("StageKind(%s) = %q, want %q", n, got, want)
+		}
+		if IsStage(n) != (want == KindStage) {
+			t.Errorf("IsStage(%s) = %v", n, !(want == KindStage))
+		}
+	}
 }

@@ -41,13 +41,6 @@ func (a *Adapter) publishedList(runID string) models.Relation {
 		Name: adapters.StageName(models.Relation{Schema: a.cfg.LedgerSchema, Name: "published"}, kindPublished, runID, "list")}
 }
 
-// isPublishedList reports whether name is a run's list of the stages it
-// publishes (as publishedList names them).
-func isPublishedList(name string) bool {
-	i := strings.LastIndex(name, "__")
-	return i >= 0 && strings.HasPrefix(strings.ToLower(name[i+2:]), kindPublished+"_")
-}
-
 // lists are the published lists made so far, by node and name.
 type lists struct {
 	mu   sync.Mutex
@@ -142,7 +135,7 @@ func (r replicatedCluster) runEnded(ctx context.Context, runID string) {
 func (n *node) listedHere(ctx context.Context, tag adapters.Tag, tables []string, dead func(runToken string) bool) ([]string, error) {
 	var out []string
 	for _, name := range tables {
-		if token, ok := adapters.StageRun(name); !ok || !dead(token) || !isPublishedList(name) {
+		if token, ok := adapters.StageRun(name); !ok || !dead(token) || adapters.StageKind(name) != kindPublished {
 			continue
 		}
 		res, err := n.query(ctx, tag, "SELECT DISTINCT `stage` FROM "+models.Relation{Schema: n.cfg.StageSchema, Name: name}.Quote(n.d))
