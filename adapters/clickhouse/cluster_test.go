@@ -460,6 +460,36 @@ func TestClusterPublishedLists(t *testing.T) {
 	}}})
 }
 
+// TestPublishedListDroppedAfterListing: Unrecorded lists the stage
+// database's tables, then reads the lists of publications among them. A
+// list dropped in between (by its run as it ended with every record
+// written, or by a cleanup after the next run recorded what it names) is
+// skipped: the oracle found a run failing its plan on it, while another
+// run ended at the same moment.
+func TestPublishedListDroppedAfterListing(t *testing.T) {
+	dsn(t)
+	s := schemas(t)
+	a := open(t, s, nil)
+	ctx := t.Context()
+	const gone, kept = "20240105T060708Z-0a0b0c", "20240105T060708Z-0d0e0f"
+	stage := adapters.StageName(models.Relation{Schema: s.Default, Name: "t"}, adapters.KindStage, kept, "w1")
+	list := a.PublishedList(kept)
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS " + a.Dialect().QuoteIdent(s.Stage),
+		"CREATE TABLE " + list.Quote(a.Dialect()) + " (`stage` String) ENGINE = Log",
+		"INSERT INTO " + list.Quote(a.Dialect()) + " SELECT " + a.Dialect().QuoteString(stage),
+	} {
+		if _, err := a.DB().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead := func(string) bool { return true }
+	got, err := a.ListedIn(ctx, []string{a.PublishedList(gone).Name, list.Name}, dead)
+	if err != nil || !slices.Equal(got, []string{stage}) {
+		t.Errorf("reading a list dropped after it was listed, and one that is there: %v, %v; want [%s]", got, err, stage)
+	}
+}
+
 // TestClusterLeasesAcrossNodes: two runs whose coordinators are different
 // nodes (of different shards) see one ledger: a lease one takes holds
 // off the other, a release lets it in, and records either writes the

@@ -139,6 +139,12 @@ func (n *node) listedHere(ctx context.Context, tag adapters.Tag, tables []string
 			continue
 		}
 		res, err := n.query(ctx, tag, "SELECT DISTINCT `stage` FROM "+models.Relation{Schema: n.cfg.StageSchema, Name: name}.Quote(n.d))
+		if unknownTable(err) {
+			// Dropped since it was listed: by its run, which recorded
+			// what it names as it ended, or by a cleanup after the next
+			// run recorded it (see runEnded and CleanStages).
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

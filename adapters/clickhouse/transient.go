@@ -48,6 +48,12 @@ var transientCodes = map[int32]string{
 	999: "KEEPER_EXCEPTION",
 }
 
+// unknownTable reports whether err is the server's UNKNOWN_TABLE.
+func unknownTable(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == 60
+}
+
 // Transient reports whether err is worth retrying; see isTransient.
 func (a *Adapter) Transient(err error) bool { return isTransient(err) }
 
