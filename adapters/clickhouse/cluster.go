@@ -53,14 +53,15 @@ import (
 //     the target too, emptied after each swap (routes, in sharded.go).
 //
 // Each shard's swap is atomic per physical partition, as on one server;
-// the shards of one window are swapped one after the other, so a query
-// during a publication may see the new rows of one shard with the old of
-// another, and a crash between shards leaves them so. Before any shard
-// changes, every node lists the stage as published (published.go); the
-// ledger records the window done only after every shard has swapped (the
-// stage and the lists are kept until then): after a crash the next run,
-// from any node, finds the window in the lists, records it pending and
-// redoes it, which replaces every shard's part again.
+// the shards of one window are swapped at once but not together, so a
+// query during a publication may see the new rows of one shard with the
+// old of another, and a crash or a failure on one shard leaves them so.
+// Before any shard changes, every node lists the stage as published
+// (published.go); the ledger records the window done only after every
+// shard has swapped (the stage and the lists are kept until then): after
+// a crash the next run, from any node, finds the window in the lists,
+// records it pending and redoes it, which replaces every shard's part
+// again.
 
 // Layouts of a cluster's tables (Config.Layout).
 const (
@@ -791,7 +792,7 @@ func clusterGuarantee(c *cluster) string {
 	if c.layout == LayoutSharded {
 		return "on cluster " + c.name + " (" + strconv.Itoa(len(c.shards)) + " shards, " + n + " nodes), each shard's physical partitions are replaced atomically " +
 			"(REPLACE PARTITION on one replica, which ZooKeeper carries to the others; refill waits for every replica that answers), " +
-			"but the shards of a window one after the other, so a query may briefly see one shard's new rows with another's old; " +
+			"but the shards of a window at once, not together, so a query may briefly see one shard's new rows with another's old; " +
 			"every node lists the window as published before any shard changes, and the ledger records it done only after every shard has swapped, " +
 			"so after a crash the next run, from any node, redoes the window on every shard"
 	}

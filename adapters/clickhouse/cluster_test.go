@@ -1,6 +1,7 @@
 package clickhouse_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,6 +152,19 @@ func rowsOn(t *testing.T, n *clickhouse.Adapter, table string) []adaptertest.Row
 	return out
 }
 
+// onEachLayout runs fn, as the test name, on a fresh cluster adapter of
+// each layout, sharded by column v.
+func onEachLayout(t *testing.T, name string, fn func(t *testing.T, h *adaptertest.Harness, layout string)) {
+	clusterEnv(t)
+	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
+		t.Run(layout, func(t *testing.T) {
+			adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
+				return openCluster(t, s, layout, clickhouse.Config{ShardingKey: "v"})
+			}, []adaptertest.Test{{Name: name, Fn: func(t *testing.T, h *adaptertest.Harness) { fn(t, h, layout) }}})
+		})
+	}
+}
+
 // TestClusterLayout publishes into each layout and reads every node
 // directly: under the replicated layout each node holds every row; under
 // the sharded layout each shard's replicas hold the same rows, those of
@@ -158,102 +172,95 @@ func rowsOn(t *testing.T, n *clickhouse.Adapter, table string) []adaptertest.Row
 // reads the same ledger. Then the window is published again with every
 // row moved to the other shard: no node keeps a stale row.
 func TestClusterLayout(t *testing.T) {
-	clusterEnv(t)
-	for _, layout := range []string{clickhouse.LayoutReplicated, clickhouse.LayoutSharded} {
-		t.Run(layout, func(t *testing.T) {
-			adaptertest.RunTests(t, func(t *testing.T, s adaptertest.Schemas) adapters.Adapter {
-				return openCluster(t, s, layout, clickhouse.Config{ShardingKey: "v"})
-			}, []adaptertest.Test{{Name: "Nodes", Fn: func(t *testing.T, h *adaptertest.Harness) {
-				h.SetupLedger()
-				var src, moved []adaptertest.Row
-				for i := range 40 {
-					d := adaptertest.Day("2024-01-20").AddDate(0, 0, i).Format("2006-01-02")
-					src = append(src, adaptertest.Row{D: d, V: int64(i)})
-					moved = append(moved, adaptertest.Row{D: d, V: int64(i) + 1})
-				}
-				h.Seed("src", src...)
-				h.Seed("moved", moved...)
-				m := adaptertest.DayModel("m")
-				target := h.Rel("t")
-				// Inside the window (2024-01-25 to 2024-02-10): its
-				// months hold rows outside it too.
-				inside := func(r adaptertest.Row) bool { return r.D >= "2024-01-25" && r.D < "2024-02-10" }
-				publish := func(from models.Relation, start, end string, want []adaptertest.Row) {
-					st := h.Stage(m, target, h.SelectFrom(from, start, end), adaptertest.Window(start, end))
-					h.Publish(adapters.Swap{Stage: st, Records: []adapters.Record{adaptertest.Record("m", "2024-01-25", 1)}})
-					h.WantRows(target, want...)
-				}
-				var second []adaptertest.Row
-				for i, r := range src {
-					if inside(r) {
-						second = append(second, moved[i])
-					} else {
-						second = append(second, r)
+	onEachLayout(t, "Nodes", func(t *testing.T, h *adaptertest.Harness, layout string) {
+		h.SetupLedger()
+		var src, moved []adaptertest.Row
+		for i := range 40 {
+			d := adaptertest.Day("2024-01-20").AddDate(0, 0, i).Format("2006-01-02")
+			src = append(src, adaptertest.Row{D: d, V: int64(i)})
+			moved = append(moved, adaptertest.Row{D: d, V: int64(i) + 1})
+		}
+		h.Seed("src", src...)
+		h.Seed("moved", moved...)
+		m := adaptertest.DayModel("m")
+		target := h.Rel("t")
+		// Inside the window (2024-01-25 to 2024-02-10): its
+		// months hold rows outside it too.
+		inside := func(r adaptertest.Row) bool { return r.D >= "2024-01-25" && r.D < "2024-02-10" }
+		publish := func(from models.Relation, start, end string, want []adaptertest.Row) {
+			st := h.Stage(m, target, h.SelectFrom(from, start, end), adaptertest.Window(start, end))
+			h.Publish(adapters.Swap{Stage: st, Records: []adapters.Record{adaptertest.Record("m", "2024-01-25", 1)}})
+			h.WantRows(target, want...)
+		}
+		var second []adaptertest.Row
+		for i, r := range src {
+			if inside(r) {
+				second = append(second, moved[i])
+			} else {
+				second = append(second, r)
+			}
+		}
+		publish(h.Rel("src"), "2024-01-01", "2024-03-01", src)
+		check := func(want []adaptertest.Row) {
+			t.Helper()
+			// Drift detection counts the rows of every shard.
+			counts, err := h.A.(adapters.RowCounter).CountRows(t.Context(), []models.Relation{target})
+			if err != nil || counts[target.String()] != int64(len(want)) {
+				t.Errorf("CountRows(%s) = %v, %v; want %d", target, counts, err, len(want))
+			}
+			table := target.Quote(h.D())
+			if layout == clickhouse.LayoutSharded {
+				table = h.Rel("t" + clickhouse.LocalSuffix).Quote(h.D())
+			}
+			for i, n := range nodes(t, h.S) {
+				var mine []adaptertest.Row
+				for _, r := range want {
+					if layout == clickhouse.LayoutReplicated || int(r.V%2) == i/2 {
+						mine = append(mine, r)
 					}
 				}
-				publish(h.Rel("src"), "2024-01-01", "2024-03-01", src)
-				check := func(want []adaptertest.Row) {
-					t.Helper()
-					// Drift detection counts the rows of every shard.
-					counts, err := h.A.(adapters.RowCounter).CountRows(t.Context(), []models.Relation{target})
-					if err != nil || counts[target.String()] != int64(len(want)) {
-						t.Errorf("CountRows(%s) = %v, %v; want %d", target, counts, err, len(want))
-					}
-					table := target.Quote(h.D())
-					if layout == clickhouse.LayoutSharded {
-						table = h.Rel("t" + clickhouse.LocalSuffix).Quote(h.D())
-					}
-					for i, n := range nodes(t, h.S) {
-						var mine []adaptertest.Row
-						for _, r := range want {
-							if layout == clickhouse.LayoutReplicated || int(r.V%2) == i/2 {
-								mine = append(mine, r)
-							}
-						}
-						sort.Slice(mine, func(a, b int) bool { return fmt.Sprint(mine[a]) < fmt.Sprint(mine[b]) })
-						if got := rowsOn(t, n, table); fmt.Sprint(got) != fmt.Sprint(mine) {
-							t.Errorf("node %d (shard %d) holds in %s\n  %v\nwant\n  %v", i+1, i/2+1, table, got, mine)
-						}
-						// A one-server adapter does not wait for the ledger's
-						// replication, as a cluster's does.
-						if _, err := n.DB().ExecContext(t.Context(), "SYSTEM SYNC REPLICA "+models.Relation{Schema: h.S.Ledger, Name: "partitions"}.Quote(h.D())); err != nil {
-							t.Fatal(err)
-						}
-						recs, err := n.Partitions(t.Context(), []string{"m"})
-						if err != nil || len(recs) != 1 || recs[0].Partition != "2024-01-25" {
-							t.Errorf("node %d reads the ledger as %v, %v", i+1, recs, err)
-						}
-					}
+				sort.Slice(mine, func(a, b int) bool { return fmt.Sprint(mine[a]) < fmt.Sprint(mine[b]) })
+				if got := rowsOn(t, n, table); fmt.Sprint(got) != fmt.Sprint(mine) {
+					t.Errorf("node %d (shard %d) holds in %s\n  %v\nwant\n  %v", i+1, i/2+1, table, got, mine)
 				}
-				check(src)
-				publish(h.Rel("moved"), "2024-01-25", "2024-02-10", second)
-				check(second)
-				if layout != clickhouse.LayoutSharded {
-					return
-				}
-				// Rows lost behind refill's back on one shard show in its
-				// count, which drift detection compares with the ledger.
-				local := h.Rel("t" + clickhouse.LocalSuffix).Quote(h.D())
-				node3 := nodes(t, h.S)[2]
-				before := len(rowsOn(t, node3, local))
-				if _, err := node3.DB().ExecContext(t.Context(), "ALTER TABLE "+local+" DROP PARTITION 202401"); err != nil {
+				// A one-server adapter does not wait for the ledger's
+				// replication, as a cluster's does.
+				if _, err := n.DB().ExecContext(t.Context(), "SYSTEM SYNC REPLICA "+models.Relation{Schema: h.S.Ledger, Name: "partitions"}.Quote(h.D())); err != nil {
 					t.Fatal(err)
 				}
-				// Both replicas of the shard apply the drop before it is
-				// counted (18.16 may return before node 3 has).
-				for _, n := range nodes(t, h.S)[2:] {
-					if _, err := n.DB().ExecContext(t.Context(), "SYSTEM SYNC REPLICA "+local); err != nil {
-						t.Fatal(err)
-					}
+				recs, err := n.Partitions(t.Context(), []string{"m"})
+				if err != nil || len(recs) != 1 || recs[0].Partition != "2024-01-25" {
+					t.Errorf("node %d reads the ledger as %v, %v", i+1, recs, err)
 				}
-				lost := before - len(rowsOn(t, node3, local))
-				counts, err := h.A.(adapters.RowCounter).CountRows(t.Context(), []models.Relation{target})
-				if err != nil || lost == 0 || counts[target.String()] != int64(len(second)-lost) {
-					t.Errorf("after dropping %d rows of shard 2, CountRows(%s) = %v, %v; want %d", lost, target, counts, err, len(second)-lost)
-				}
-			}}})
-		})
-	}
+			}
+		}
+		check(src)
+		publish(h.Rel("moved"), "2024-01-25", "2024-02-10", second)
+		check(second)
+		if layout != clickhouse.LayoutSharded {
+			return
+		}
+		// Rows lost behind refill's back on one shard show in its
+		// count, which drift detection compares with the ledger.
+		local := h.Rel("t" + clickhouse.LocalSuffix).Quote(h.D())
+		node3 := nodes(t, h.S)[2]
+		before := len(rowsOn(t, node3, local))
+		if _, err := node3.DB().ExecContext(t.Context(), "ALTER TABLE "+local+" DROP PARTITION 202401"); err != nil {
+			t.Fatal(err)
+		}
+		// Both replicas of the shard apply the drop before it is
+		// counted (18.16 may return before node 3 has).
+		for _, n := range nodes(t, h.S)[2:] {
+			if _, err := n.DB().ExecContext(t.Context(), "SYSTEM SYNC REPLICA "+local); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lost := before - len(rowsOn(t, node3, local))
+		counts, err := h.A.(adapters.RowCounter).CountRows(t.Context(), []models.Relation{target})
+		if err != nil || lost == 0 || counts[target.String()] != int64(len(second)-lost) {
+			t.Errorf("after dropping %d rows of shard 2, CountRows(%s) = %v, %v; want %d", lost, target, counts, err, len(second)-lost)
+		}
+	})
 }
 
 // TestClusterDatabaseOnOneNode: a target database (and a stage database)
@@ -458,6 +465,152 @@ func TestClusterPublishedLists(t *testing.T) {
 			t.Errorf("after cleaning a stopped run's stages, the nodes keep %v lists, want none", got)
 		}
 	}}})
+}
+
+// TestClusterCatchUpOncePerRun publishes 20 days one at a time in one run
+// into a table partitioned by month, so that each swap reads, on the
+// replica that swaps, which rows of the month lie outside its day. That
+// replica must first apply what the others wrote (SYSTEM SYNC REPLICA),
+// but only once per run, and again after another replica of its shard
+// swapped: system.query_log of every node shows which replica swapped
+// each day, and where it synced. Under the sharded layout, shard 2's rows
+// go to either of its replicas (load_balancing = random in
+// .ci/cluster/users.xml), so the replicas take turns; under the
+// replicated layout the coordinator swaps every day and syncs once.
+func TestClusterCatchUpOncePerRun(t *testing.T) {
+	onEachLayout(t, "Days", clusterCatchUp)
+}
+
+func clusterCatchUp(t *testing.T, h *adaptertest.Harness, layout string) {
+	h.SetupLedger()
+	const days = 20
+	var src []adaptertest.Row
+	var keys []string
+	for i := range days {
+		d := adaptertest.Day("2024-01-01").AddDate(0, 0, i).Format("2006-01-02")
+		keys = append(keys, d)
+		for v := range 4 {
+			src = append(src, adaptertest.Row{D: d, V: int64(10*i + v)})
+		}
+	}
+	h.Seed("src", src...)
+	// Rows before the first day and after the last keep the month's
+	// partition holding rows outside every window.
+	h.Seed("edges", adaptertest.Row{D: "2023-12-31", V: 1}, adaptertest.Row{D: "2023-12-31", V: 2},
+		adaptertest.Row{D: "2024-01-31", V: 1}, adaptertest.Row{D: "2024-01-31", V: 2})
+	m, target := adaptertest.DayModel("m"), h.Rel("t")
+	ctx := h.Ctx
+	runID := "20240105T060708Z-" + fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
+	publish := func(from models.Relation, start, end, key string) {
+		t.Helper()
+		st, err := h.A.Stage(ctx, adapters.StageRequest{Model: m, Target: target, Query: h.SelectFrom(from, start, end),
+			Window: adaptertest.Window(start, end), Tag: adapters.Tag{RunID: runID, Model: "m", Partition: key, Step: "stage"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := adaptertest.Record("m", key, 4)
+		rec.RunID = runID
+		if err := h.A.Publish(ctx, []adapters.Swap{{Stage: st, Records: []adapters.Record{rec}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.A.(adapters.Deferrer).Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(h.Rel("edges"), "2023-12-01", "2024-02-01", "edges")
+	for _, d := range keys {
+		next := adaptertest.Day(d).AddDate(0, 0, 1).Format("2006-01-02")
+		publish(h.Rel("src"), d, next, d)
+	}
+	want := append(slices.Clone(src), adaptertest.Row{D: "2023-12-31", V: 1}, adaptertest.Row{D: "2023-12-31", V: 2},
+		adaptertest.Row{D: "2024-01-31", V: 1}, adaptertest.Row{D: "2024-01-31", V: 2})
+	slices.SortFunc(want, func(a, b adaptertest.Row) int { return cmp.Or(strings.Compare(a.D, b.D), cmp.Compare(a.V, b.V)) })
+	h.WantRows(target, want...)
+
+	local := target
+	if layout == clickhouse.LayoutSharded {
+		local = h.Rel("t" + clickhouse.LocalSuffix)
+	}
+	// Per node and publication: did it swap into the table, and sync it
+	// first?
+	keys = append([]string{"edges"}, keys...)
+	each := nodes(t, h.S)
+	swapped := make([]map[string]bool, len(each))
+	synced := make([]map[string]bool, len(each))
+	for i, n := range each {
+		if _, err := n.DB().ExecContext(ctx, "SYSTEM FLUSH LOGS"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := n.Query(ctx, fmt.Sprintf("SELECT query_id, query FROM system.query_log WHERE type = 2 AND query_id LIKE %s",
+			h.D().QuoteString("refill-"+runID+"-%")), adapters.Tag{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		swapped[i], synced[i] = map[string]bool{}, map[string]bool{}
+		table := local.Quote(h.D())
+		for _, row := range res.Rows {
+			id, q := fmt.Sprint(row[0]), fmt.Sprint(row[1])
+			for _, d := range keys {
+				if !strings.Contains(id, "-m-"+d+"-") {
+					continue
+				}
+				switch {
+				case strings.HasPrefix(q, "ALTER TABLE "+table+" "):
+					swapped[i][d] = true
+				case q == "SYSTEM SYNC REPLICA "+table && strings.Contains(id, "-verify-"):
+					synced[i][d] = true
+				}
+			}
+		}
+	}
+	shards := [][]int{{0, 1, 2, 3}}
+	if layout == clickhouse.LayoutSharded {
+		shards = [][]int{{0, 1}, {2, 3}}
+	}
+	turns, syncs := 0, 0
+	for s, replicas := range shards {
+		last := -1
+		for _, d := range keys {
+			var on []int
+			for _, i := range replicas {
+				if swapped[i][d] {
+					on = append(on, i)
+				}
+				if synced[i][d] {
+					syncs++
+				}
+			}
+			if len(on) != 1 {
+				t.Fatalf("shard %d: %s was swapped on nodes %v, want one", s+1, d, on)
+			}
+			n := on[0]
+			if n != last && !synced[n][d] {
+				t.Errorf("shard %d: node %d swapped %s after node %d did, without syncing %s first", s+1, n+1, d, last+1, local)
+			}
+			if n != last && last >= 0 {
+				turns++
+			}
+			last = n
+		}
+	}
+	// Every replica syncs at its first swap of the run; after that, only
+	// when another replica of its shard swapped in between.
+	if layout == clickhouse.LayoutReplicated {
+		if syncs != 1 {
+			t.Errorf("the coordinator synced %s before %d of %d swaps, want the first only", local, syncs, len(keys))
+		}
+		return
+	}
+	if syncs >= 2*len(keys) {
+		t.Errorf("the replicas synced %s before each of the %d swaps, want only after another replica's", local, 2*len(keys))
+	}
+	if turns < 2 {
+		// load_balancing = random picks among the replicas with the
+		// fewest connection errors: after a node was stopped
+		// (cmd/refill's failover tests), the other replica of its shard
+		// may take every row for a while.
+		t.Skipf("the replicas of each shard took turns %d times in %d days (a node stopped in the last minutes is not sent rows): the sync after another replica's swap was not exercised", turns, days)
+	}
 }
 
 // TestPublishedListDroppedAfterListing: Unrecorded lists the stage

@@ -47,6 +47,11 @@ type node struct {
 	tablesMu  sync.Mutex
 	tables    map[string]*tableInfo // nil: the table does not exist
 	described map[string][]column
+	// current maps a replicated table to the run in which this server's
+	// replica of it last applied what the other replicas wrote, unless a
+	// swap of that run on another replica may have written since (see
+	// catchUp).
+	current map[string]string
 
 	seq    atomic.Int64
 	suffix string // unique per node: stage names and query ids
@@ -62,7 +67,7 @@ type node struct {
 func newNode(db *sql.DB, cfg Config, addr string) *node {
 	b := make([]byte, 3)
 	rand.Read(b)
-	return &node{db: db, cfg: cfg, addr: addr, suffix: hex.EncodeToString(b), tables: map[string]*tableInfo{}, described: map[string][]column{}}
+	return &node{db: db, cfg: cfg, addr: addr, suffix: hex.EncodeToString(b), tables: map[string]*tableInfo{}, described: map[string][]column{}, current: map[string]string{}}
 }
 
 // ensureDatabase creates database on the server once per node.
@@ -251,10 +256,12 @@ func (n *node) table(ctx context.Context, tag adapters.Tag, r models.Relation) (
 	return t, nil
 }
 
-// forget drops what table learned about r.
+// forget drops what table and catchUp learned about r.
 func (n *node) forget(r models.Relation) {
+	k := n.resolve(r).String()
 	n.tablesMu.Lock()
-	delete(n.tables, n.resolve(r).String())
+	delete(n.tables, k)
+	delete(n.current, k)
 	n.tablesMu.Unlock()
 }
 
@@ -385,6 +392,38 @@ func (n *node) databaseExists(ctx context.Context, tag adapters.Tag, database st
 // everything ZooKeeper's log holds for it.
 func (n *node) syncReplica(ctx context.Context, tag adapters.Tag, table models.Relation) error {
 	return n.exec(ctx, tag, "SYSTEM SYNC REPLICA "+table.Quote(n.d))
+}
+
+// catchUp makes this server's replica of table apply what the other
+// replicas wrote before its partitions are read for a swap, once per run:
+// while the run holds its lease on the table, only its own swaps change
+// it, and a swap on another replica marks this one behind (see behind).
+// Without a run, it syncs every time.
+func (n *node) catchUp(ctx context.Context, tag adapters.Tag, table models.Relation) error {
+	k := n.resolve(table).String()
+	n.tablesMu.Lock()
+	done := tag.RunID != "" && n.current[k] == tag.RunID
+	n.tablesMu.Unlock()
+	if done {
+		return nil
+	}
+	if err := n.syncReplica(ctx, tag, table); err != nil {
+		return err
+	}
+	if tag.RunID != "" {
+		n.tablesMu.Lock()
+		n.current[k] = tag.RunID
+		n.tablesMu.Unlock()
+	}
+	return nil
+}
+
+// behind notes that another replica may have written into table since
+// this one last caught up.
+func (n *node) behind(table models.Relation) {
+	n.tablesMu.Lock()
+	delete(n.current, n.resolve(table).String())
+	n.tablesMu.Unlock()
 }
 
 // resolve fills in r's default database.

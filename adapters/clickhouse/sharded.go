@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -177,11 +178,11 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	if err := a.exec(routeCtx, tag, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", route.Quote(a.d), st.Relation.Quote(a.d))); err != nil {
 		return err
 	}
-	res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
+	want, err := r.stageRows(ctx, tag, st)
 	if err != nil {
 		return err
 	}
-	want, got := adapters.Int(res.Rows[0][0]), int64(0)
+	got := int64(0)
 	first, rows, err := r.holders(ctx, tag, shards, part)
 	if err != nil {
 		return err
@@ -200,26 +201,58 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 		return fmt.Errorf("the stage's %d rows reached the shards as %d (%s); nothing was swapped", want, got, strings.Join(counts, ", "))
 	}
 
-	// Swap each shard's part into its local table, one shard after the
-	// other (so that a crash leaves at most one shard half way). Their
-	// other replicas catch up once the target is let go (caughtUp).
+	// Swap each shard's part into its local table, all shards at once.
+	// One after the other would not make a crash safer: either way it can
+	// leave one shard new and another old, and the lists name the stage
+	// (announce), so that the next run finds the partition pending and
+	// publishes it again. Each shard's other replicas catch up once the
+	// target is let go (caughtUp); a replica reads its partitions only
+	// after applying what the others wrote since it last did (catchUp).
 	if err := changing(); err != nil {
 		return err
 	}
 	for i, n := range first {
+		for _, other := range r.c.shards[i] {
+			if other != n {
+				other.behind(local)
+			}
+		}
+	}
+	errs := onEach(first, func(i int, n *node) error {
 		sub := &adapters.Stage{Relation: part, Target: local, Model: st.Model, Window: st.Window, Tag: st.Tag, Columns: st.Columns,
 			State: &stageState{key: linfo.PartitionKey}}
 		if err := n.swap(ctx, tag, sub, nil, nil, replica{n.addr}); err != nil {
-			if i > 0 && !errors.Is(err, adapters.ErrMaybePublished) {
-				err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err)
-			}
 			return fmt.Errorf("shard %d (on %s): %w", i+1, n.addr, err)
 		}
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		if !errors.Is(err, adapters.ErrMaybePublished) && slices.Contains(errs, nil) {
+			err = fmt.Errorf("%w: %w", adapters.ErrMaybePublished, err) // another shard was swapped
+		}
+		return err
 	}
 	s := stateOf(st)
 	s.shards = &shardSwaps{local: local, on: first}
 	st.State = s
 	return nil
+}
+
+// stageRows counts st's rows: from the parts its verification read, or
+// else by a query.
+func (r shardedCluster) stageRows(ctx context.Context, tag adapters.Tag, st *adapters.Stage) (int64, error) {
+	if p := stateOf(st).parts; p != nil {
+		var n int64
+		for _, g := range p.groups {
+			n += g.Rows
+		}
+		return n, nil
+	}
+	res, err := r.a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(r.a.d))
+	if err != nil {
+		return 0, err
+	}
+	return adapters.Int(res.Rows[0][0]), nil
 }
 
 // holders finds, for each shard, the replica among shards[i] that holds

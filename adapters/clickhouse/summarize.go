@@ -70,7 +70,7 @@ func (n *node) stageParts(ctx context.Context, st *adapters.Stage, readsTarget b
 	if target != nil && strings.HasPrefix(target.Engine, "Replicated") {
 		// The partitions the window touches are read from this replica:
 		// first it applies whatever other replicas wrote before.
-		if err := n.syncReplica(ctx, tag, targetRel); err != nil {
+		if err := n.catchUp(ctx, tag, targetRel); err != nil {
 			return nil, err
 		}
 	}

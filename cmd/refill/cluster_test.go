@@ -303,9 +303,14 @@ func TestClusterKilledMidRun(t *testing.T) {
 	dir, db := clusterCrashProject(t)
 	// --verbose prints each statement before it runs, after a line naming
 	// the node it runs on. Shard 2's swap begins by syncing the replica
-	// it swaps on: the kill comes as that is printed on the fourth day,
-	// when shard 1 has swapped and shard 2 has not begun. (The shards'
-	// other replicas catch up after both swaps, before the day is ok.)
+	// it swaps on, when another replica swapped since it last did, and
+	// then reads its partitions: the kill comes as the first of those is
+	// printed on the fourth day. The shards swap at once, so shard 1 may
+	// have swapped or not, and shard 2 most likely has not: the fourth
+	// day is old, or new on one shard and old on the other. (Which shard
+	// fails first is swept deterministically by the adapter's
+	// TestClusterPublishFaults.) The shards' other replicas catch up
+	// after both swaps, before the day is ok.
 	p := startRun(t, bin, "--project", dir, "run", crashNow, "--var", "k=2", "--concurrency", "1", "--verbose")
 	lines, out := p.lines, p.out
 	waitFor(t, lines, "ok", 3)
@@ -317,7 +322,7 @@ func TestClusterKilledMidRun(t *testing.T) {
 		}
 		shard2["-- on "+opts.Addr[0]] = true
 	}
-	wait := "SYSTEM SYNC REPLICA `" + db + "`.`m_local`"
+	sync, parts := "SYSTEM SYNC REPLICA `"+db+"`.`m_local`", "SELECT 's' AS kind"
 	for on := ""; ; {
 		l, ok := <-lines
 		if !ok {
@@ -325,7 +330,7 @@ func TestClusterKilledMidRun(t *testing.T) {
 		}
 		if strings.HasPrefix(l, "-- on ") {
 			on = l
-		} else if strings.HasPrefix(l, wait) && shard2[on] {
+		} else if (strings.HasPrefix(l, sync) || strings.HasPrefix(l, parts)) && shard2[on] {
 			break
 		}
 	}
@@ -374,8 +379,8 @@ func TestClusterKilledMidRun(t *testing.T) {
 			t.Errorf("%s holds the old rows, but status says done", day)
 		}
 	}
-	if fresh < 3 || mixed != 1 {
-		t.Errorf("after the kill %d days hold the new rows, and %d new rows on one shard, old on the other; want at least 3, and 1\n%s", fresh, mixed, out)
+	if fresh < 3 || mixed > 1 {
+		t.Errorf("after the kill %d days hold the new rows, and %d new rows on one shard, old on the other; want at least 3, and at most 1\n%s", fresh, mixed, out)
 	}
 	t.Logf("killed after %d days published, %d with their shards disagreeing", fresh, mixed)
 
