@@ -302,8 +302,8 @@ func (r replicatedCluster) createOnCluster(ctx context.Context, tag adapters.Tag
 	if err != nil {
 		return models.Relation{}, err
 	}
-	defer a.forget(local)
-	defer a.forget(table)
+	defer r.forget(local)
+	defer r.forget(table)
 	if r.sharded() {
 		if info, err := a.readTable(ctx, tag, local); err != nil {
 			return models.Relation{}, err
@@ -356,12 +356,21 @@ func (r replicatedCluster) distributedSQL(create string, table, local models.Rel
 		a.d.QuoteString(r.c.name), a.d.QuoteString(local.Schema), a.d.QuoteString(local.Name), key)
 }
 
+// forget drops what the coordinator and every node learned about table
+// (see node.forget): it changed on the cluster.
+func (r replicatedCluster) forget(table models.Relation) {
+	r.a.forget(table)
+	for _, n := range r.c.nodes() {
+		n.forget(table)
+	}
+}
+
 // dropOnCluster drops table on every node, even when ctx is cancelled;
 // errors are ignored.
 func (r replicatedCluster) dropOnCluster(ctx context.Context, tag adapters.Tag, table models.Relation) {
 	a := r.a
 	a.exec(context.WithoutCancel(ctx), tag, "DROP TABLE IF EXISTS "+table.Quote(a.d)+r.onCluster())
-	a.forget(table)
+	r.forget(table)
 }
 
 // shardingKey is the sharding key of m's table: its clickhouse: block's
@@ -401,8 +410,7 @@ func (r replicatedCluster) localOf(ctx context.Context, tag adapters.Tag, t mode
 // alterEveryNode applies change to table (a Distributed table, which
 // is not replicated) on every node; a node that does not answer fails it.
 func (r replicatedCluster) alterEveryNode(ctx context.Context, tag adapters.Tag, table models.Relation, change *adapters.SchemaChange) error {
-	a := r.a
-	defer a.forget(table)
+	defer r.forget(table)
 	for _, n := range r.c.nodes() {
 		if err := n.alter(ctx, tag, table, change); err != nil {
 			return fmt.Errorf("on %s: %w", n.addr, err)
@@ -445,7 +453,7 @@ func (r replicatedCluster) alterDistributed(ctx context.Context, tag adapters.Ta
 // the new columns on every node.
 func (r replicatedCluster) rebuildOnCluster(ctx context.Context, tag adapters.Tag, target models.Relation, stages []*adapters.Stage, records []adapters.Record, columns []adapters.TableColumn) error {
 	a := r.a
-	defer a.forget(target)
+	defer r.forget(target)
 	stage, err := a.stageTable(ctx, tag, stages[0].Relation)
 	if err != nil {
 		return err
@@ -556,7 +564,7 @@ func (r replicatedCluster) rebuildOnCluster(ctx context.Context, tag adapters.Ta
 	if info != nil {
 		renames = append([]string{local.Quote(a.d) + " TO " + old.Quote(a.d)}, renames...)
 	}
-	defer a.forget(local)
+	defer r.forget(local)
 	if err := a.exec(ctx, tag, "RENAME TABLE "+strings.Join(renames, ", ")+r.onCluster()); err != nil {
 		return fmt.Errorf("%w: swapping in the rebuilt %s: %w", adapters.ErrMaybePublished, target, err)
 	}

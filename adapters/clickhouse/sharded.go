@@ -305,9 +305,8 @@ func (r shardedCluster) holders(ctx context.Context, tag adapters.Tag, shards []
 // answer fails it: run again once it is back, which applies what is
 // missing.
 func (r shardedCluster) alterSharded(ctx context.Context, tag adapters.Tag, target, local models.Relation, change *adapters.SchemaChange) error {
-	a := r.a
-	defer a.forget(local)
-	defer a.forget(target)
+	defer r.forget(local)
+	defer r.forget(target)
 	for i, replicas := range r.c.shards {
 		done := false
 		for _, n := range replicas {
