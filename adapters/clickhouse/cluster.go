@@ -507,11 +507,11 @@ func (r replicatedCluster) rebuildOnCluster(ctx context.Context, tag adapters.Ta
 	}
 	want := int64(0)
 	for _, st := range stages {
-		res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
+		n, err := a.stageRows(ctx, tag, st)
 		if err != nil {
 			return err
 		}
-		want += adapters.Int(res.Rows[0][0])
+		want += n
 	}
 	// Every replica that answers holds the new rows before the rename.
 	got := int64(0)

@@ -178,7 +178,7 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	if err := a.exec(routeCtx, tag, fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", route.Quote(a.d), st.Relation.Quote(a.d))); err != nil {
 		return err
 	}
-	want, err := r.stageRows(ctx, tag, st)
+	want, err := a.stageRows(ctx, tag, st)
 	if err != nil {
 		return err
 	}
@@ -236,23 +236,6 @@ func (r shardedCluster) swapSharded(ctx context.Context, tag adapters.Tag, st *a
 	s.shards = &shardSwaps{local: local, on: first}
 	st.State = s
 	return nil
-}
-
-// stageRows counts st's rows: from the parts its verification read, or
-// else by a query.
-func (r shardedCluster) stageRows(ctx context.Context, tag adapters.Tag, st *adapters.Stage) (int64, error) {
-	if p := stateOf(st).parts; p != nil {
-		var n int64
-		for _, g := range p.groups {
-			n += g.Rows
-		}
-		return n, nil
-	}
-	res, err := r.a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(r.a.d))
-	if err != nil {
-		return 0, err
-	}
-	return adapters.Int(res.Rows[0][0]), nil
 }
 
 // holders finds, for each shard, the replica among shards[i] that holds

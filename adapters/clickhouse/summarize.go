@@ -111,6 +111,23 @@ func (n *node) stageParts(ctx context.Context, st *adapters.Stage, readsTarget b
 	return p, nil
 }
 
+// stageRows counts st's rows: from the parts its verification read
+// (stageParts), or else by a query.
+func (a *Adapter) stageRows(ctx context.Context, tag adapters.Tag, st *adapters.Stage) (int64, error) {
+	if p := stateOf(st).parts; p != nil {
+		var n int64
+		for _, g := range p.groups {
+			n += g.Rows
+		}
+		return n, nil
+	}
+	res, err := a.query(ctx, tag, "SELECT count() FROM "+st.Relation.Quote(a.d))
+	if err != nil {
+		return 0, err
+	}
+	return adapters.Int(res.Rows[0][0]), nil
+}
+
 // targetParts reads, now, which partitions of the target the window
 // touches, and whether they hold rows outside it (see targetPartsSQL).
 func (n *node) targetParts(ctx context.Context, tag adapters.Tag, st *adapters.Stage, target *tableInfo) ([]string, bool, error) {
