@@ -21,7 +21,8 @@ ldflags:
 # Unit, golden and end-to-end tests against an in-process DuckDB, and the
 # real refill binary under SIGKILL and SIGINT. The ClickHouse tests run when
 # CLICKHOUSE_DSN is set (.ci/run starts an 18.16 server), and once more
-# against ClickHouse 26 when CHDB_DSN is set (.ci/chdb/start); the cluster
+# against ClickHouse 26 when CHDB_DSN is set (.ci/chdb/start, whose front
+# end's own tests run then too); the cluster
 # tests when CLICKHOUSE_CLUSTER_DSN and CLICKHOUSE_CLUSTER are set
 # (.ci/cluster/start), and those that stop its nodes (the test of a
 # replica stopped mid-run, and the oracle's cases on the cluster, which
@@ -43,6 +44,7 @@ test:
 	@if [ -n "$$CHDB_DSN" ]; then \
 		echo "ClickHouse 26 (chDB) at $$CHDB_DSN"; \
 		export CLICKHOUSE_CLUSTER_DSN= CLICKHOUSE_CLUSTER_DIR=; \
+		(cd .ci/chdb && $(GO) test -count=1 ./...) && \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./adapters/clickhouse/ ./runner/enginetest/ && \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run ClickHouse ./cmd/refill/ && \
 		CLICKHOUSE_DSN=$$CHDB_DSN $(GO) test -tags $(TAGS) -count=1 -timeout 30m -run 'TestRunStatements/clickhouse' ./cmd/refill/; \

@@ -84,6 +84,11 @@ func parseStatement(sql string) (statement, error) {
 			break
 		}
 	}
+	if (first.is("DROP") || first.is("DETACH")) && waitsForDrop(toks) {
+		// Measured: chDB never returns from it, and the one session that
+		// serves every connection then answers nothing more.
+		return st, newException(proto.ErrNotImplemented, "The chDB front end does not run %s ... SYNC or NO DELAY: chDB waits for its own session forever; leave the clause out", strings.ToUpper(first.text))
+	}
 	switch {
 	case first.is("INSERT"):
 		st.kind = insertKind(toks)
@@ -102,6 +107,13 @@ func parseStatement(sql string) (statement, error) {
 		}
 	}
 	return st, nil
+}
+
+// waitsForDrop reports whether a DROP or DETACH ends with SYNC or NO
+// DELAY, which wait until the table's data is gone.
+func waitsForDrop(toks []token) bool {
+	n := len(toks)
+	return n >= 2 && toks[n-1].is("SYNC") || n >= 3 && toks[n-2].is("NO") && toks[n-1].is("DELAY")
 }
 
 // formatData reports whether toks, the tokens read so far, are an INSERT
